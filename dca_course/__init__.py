@@ -1,0 +1,72 @@
+"""dca_course: the small library behind the notebooks, from a hand-built GRU to Deep Communicating Agents.
+
+Three functions start every notebook:
+
+* :func:`device` picks where tensors live: CUDA, then Apple's MPS, then the CPU.  The
+  environment variable ``DCA_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``) overrides it.
+* :func:`seed_everything` seeds Python, NumPy and PyTorch so runs repeat exactly.
+* :func:`setup` does both and sets print and plot defaults.
+"""
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+__version__ = "0.1.0"
+
+__all__ = ["device", "seed_everything", "setup", "__version__"]
+
+
+def device(prefer: str | None = None) -> torch.device:
+    """The device to compute on: ``prefer``, else ``$DCA_DEVICE``, else cuda > mps > cpu.
+
+    ``prefer="auto"`` (the command line's default) means "choose for me".
+    """
+    choice = prefer if prefer not in (None, "", "auto") else os.environ.get("DCA_DEVICE", "auto")
+    if choice != "auto":
+        dev = torch.device(choice)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"device {choice!r} was asked for, but CUDA is not available here")
+        if dev.type == "mps" and not _mps_available():
+            raise RuntimeError(f"device {choice!r} was asked for, but MPS is not available here")
+        return dev
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if _mps_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def _mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend and backend.is_available())
+
+
+def seed_everything(seed: int = 0) -> int:
+    """Seed Python's, NumPy's and PyTorch's generators (all GPUs too); returns the seed."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+    return seed
+
+
+def setup(seed: int = 0, *, plots: bool = True, threads: int | None = None) -> torch.device:
+    """Prepare a notebook: seed everything, set print and plot defaults, choose a device.
+
+    The device is returned, not printed, so that stored notebook outputs are the same on a
+    laptop and on a GPU machine.  ``threads`` caps PyTorch's CPU threads (the default leaves
+    PyTorch's choice; results on CPU do not depend on it for the course's sizes).
+    """
+    seed_everything(seed)
+    if threads:
+        torch.set_num_threads(threads)
+    torch.set_printoptions(precision=4, sci_mode=False, linewidth=100)
+    np.set_printoptions(precision=4, suppress=True, linewidth=100)
+    if plots:
+        from . import viz
+
+        viz.set_style()
+    return device()

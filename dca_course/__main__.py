@@ -1,0 +1,119 @@
+"""The command line: ``python -m dca_course`` (also installed as ``dca-course``).
+
+    train MODEL --data SPEC [--profile fast|full] [--device auto|cpu|cuda] [--seed N] [--out DIR]
+    evaluate DIR --data SPEC [--split test]
+
+Both end with one line of JSON holding the final metrics (``train`` also writes it to
+``DIR/metrics.json``), so scripts can read results without parsing prose.  Progress and logs
+go to stderr.  Under ``torchrun`` only rank 0 prints the JSON and writes files.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from . import device as pick_device
+from . import seed_everything
+from .registry import MODELS, SpecError, data_choices, get_model, load_data
+from .train import CheckpointError, dist_info, distributed_device
+
+
+def _load_plugins() -> None:
+    """Import the modules that register models and data specs."""
+    from . import recipes  # noqa: F401  (registers toy data, seq2seq, gru-lm)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dca-course", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser("train", help="train a model and print its test metrics as JSON",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog="data specs:\n" + data_choices())
+    train.add_argument("model", choices=list(MODELS), help="which model")
+    train.add_argument("--data", required=True, help="data spec (see below)")
+    train.add_argument("--profile", default="fast", choices=["fast", "full"],
+                       help="fast: CPU-sized (default); full: the paper's sizes")
+    train.add_argument("--device", default="auto", help="auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--out", type=Path, default=None, help="run folder (default runs/MODEL-DATA-seedN)")
+    train.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
+    train.add_argument("--batch-size", type=int, default=None, help="override the profile's batch size (per process)")
+    train.add_argument("--lr", type=float, default=None, help="override the profile's learning rate")
+    train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
+    train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
+    seen = set()
+    for recipe in MODELS.values():
+        if recipe not in seen:
+            seen.add(recipe)
+            recipe.add_arguments(train)
+
+    evaluate = sub.add_parser("evaluate", help="evaluate a trained run folder and print metrics as JSON")
+    evaluate.add_argument("run", type=Path, help="run folder written by train (holds last.pt)")
+    evaluate.add_argument("--data", default=None, help="data spec (default: the one it was trained on)")
+    evaluate.add_argument("--split", default="test", choices=["train", "valid", "test"])
+    evaluate.add_argument("--device", default="auto")
+    return parser
+
+
+def _overrides(args) -> dict:
+    skip = {"command", "model", "data", "profile", "device", "seed", "out", "fresh", "quiet"}
+    return {k: v for k, v in vars(args).items() if k not in skip}
+
+
+def _print_json(result: dict) -> None:
+    print(json.dumps(result, sort_keys=True), flush=True)
+
+
+def cmd_train(args) -> int:
+    from .recipes import save_metrics
+
+    info = dist_info()
+    device = distributed_device(pick_device(args.device))
+    seed_everything(args.seed)
+    recipe_cls = get_model(args.model)
+    hp = recipe_cls.hparams(args.profile, _overrides(args))
+    data = load_data(args.data, args.profile, args.seed)
+    out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    result = recipe_cls(hp).train(data, device, out, seed=args.seed, progress=not args.quiet,
+                                  resume=not args.fresh, log=log)
+    if info.is_main:
+        result.update(profile=args.profile, seed=args.seed, out=str(out), world_size=info.world_size)
+        save_metrics(out, result)
+        _print_json(result)
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from .recipes import load_run
+
+    device = pick_device(args.device)
+    recipe, model, vocab, state = load_run(args.run, device)
+    data = load_data(args.data or state["data"], state["hparams"].get("profile", "fast"), int(state.get("seed", 0)))
+    recipe.check_data(data)
+    _print_json(recipe.evaluate(model, vocab, data, args.split, device))
+    return 0
+
+
+def main(argv=None) -> int:
+    _load_plugins()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return {"train": cmd_train, "evaluate": cmd_evaluate}[args.command](args)
+    except (SpecError, CheckpointError, FileNotFoundError) as exc:
+        print(f"dca-course: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

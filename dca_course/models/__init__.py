@@ -1,0 +1,15 @@
+"""The course's models, one paper a module.
+
+Every source -> target model speaks the same decoding protocol, so greedy search, sampling,
+beam search, the trainer and the evaluator serve them all:
+
+* ``forward(batch) -> dict`` with ``"log_probs"`` (batch, tgt_len, width) under teacher forcing
+  (and whatever else the model can show: ``"attn"``, ``"p_gen"``, ``"coverage"``...);
+* ``encode(batch) -> state``: a dict of batch-first tensors;
+* ``step(y_prev, state) -> (log_probs, state, info)``: one decoding step;
+* ``vocab_size``: V, the fixed vocabulary (width is V, or V + n_oov for a copying model).
+"""
+from .gru_lm import GRULanguageModel
+from .seq2seq import Seq2Seq
+
+__all__ = ["GRULanguageModel", "Seq2Seq"]

@@ -1,0 +1,235 @@
+"""The explicit training loop, atomic checkpoints, resuming, and DDP under ``torchrun``.
+
+:func:`fit` is the loop every model of the course trains with::
+
+    for epoch in epochs:
+        for batch in batches:                # with a tqdm.auto progress bar
+            loss, stats = loss_fn(model, batch)
+            loss.backward()
+            clip_grad_norm_(params, clip)    # keeps RNN gradients from exploding
+            optimizer.step(); optimizer.zero_grad()
+        metrics = evaluate(model)            # the evaluation hook
+        save_checkpoint(out_dir / "last.pt") # atomically: a crash never leaves half a file
+
+Launched by ``torchrun --nproc_per_node N``, the same loop wraps the model in
+``DistributedDataParallel`` (NCCL on GPUs, gloo on CPU), gives every process its own share
+of each epoch's batches, and lets rank 0 alone write checkpoints and metrics.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from .data.batching import iterate_batches
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file that cannot be read (truncated, corrupt, or not a checkpoint)."""
+
+
+# -- atomic files ------------------------------------------------------------------------
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+    """Call ``write(tmp_path)``, then move the finished file onto ``path`` in one step.
+
+    The temporary file lives in the same folder, so ``os.replace`` is atomic: a reader sees
+    the old file or the new one, never half of one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_json(path: str | os.PathLike, obj) -> Path:
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+    return atomic_write(path, write)
+
+
+def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
+    """Save a dict of tensors, numbers, strings, lists and dicts atomically."""
+    return atomic_write(path, lambda tmp: torch.save(state, tmp))
+
+
+def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
+    """Load a checkpoint with ``weights_only=True``: tensors and plain data only, no code runs.
+
+    A missing, truncated or foreign file raises :class:`CheckpointError` naming the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such checkpoint file")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch raises several types for a damaged zip archive
+        raise CheckpointError(f"{path}: cannot read this checkpoint (truncated or corrupt?): "
+                              f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(state, dict) or "model" not in state:
+        raise CheckpointError(f"{path}: not a dca_course checkpoint (no 'model' entry)")
+    return state
+
+
+# -- distributed -------------------------------------------------------------------------
+@dataclass
+class DistInfo:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def dist_info() -> DistInfo:
+    """Rank and world size from the variables ``torchrun`` sets (1 process otherwise)."""
+    return DistInfo(int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)),
+                    int(os.environ.get("LOCAL_RANK", 0)))
+
+
+def init_distributed(device: torch.device) -> DistInfo:
+    """Join the process group when launched by torchrun: NCCL on CUDA, gloo on CPU."""
+    info = dist_info()
+    if info.enabled and not torch.distributed.is_initialized():
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        if device.type == "cuda":
+            torch.cuda.set_device(info.local_rank)
+        torch.distributed.init_process_group(backend=backend)
+    return info
+
+
+def distributed_device(device: torch.device) -> torch.device:
+    """Under torchrun each process takes its own GPU (LOCAL_RANK); CPU stays CPU."""
+    info = dist_info()
+    if info.enabled and device.type == "cuda":
+        return torch.device("cuda", info.local_rank)
+    return device
+
+
+# -- the loop ------------------------------------------------------------------------------
+@dataclass
+class TrainConfig:
+    epochs: int = 10
+    batch_size: int = 32
+    lr: float = 1e-3
+    clip: float = 1.0          # max global gradient norm
+    seed: int = 0
+    eval_every: int = 1        # epochs between calls of the evaluation hook (0: only at the end)
+    progress: bool = True
+    time_limit: float | None = None   # seconds; stop after the epoch that crosses it
+
+
+@dataclass
+class History:
+    epochs: list = field(default_factory=list)   # one dict per epoch: loss, stats, metrics
+
+    def last(self, key, default=None):
+        for row in reversed(self.epochs):
+            if key in row:
+                return row[key]
+        return default
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The model inside a DistributedDataParallel wrapper (or the model itself)."""
+    return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+
+
+def fit(model: nn.Module, train_data: Sequence, *, make_batch: Callable, loss_fn: Callable,
+        config: TrainConfig, device: torch.device | None = None,
+        evaluate: Callable[[nn.Module], dict] | None = None,
+        optimizer: torch.optim.Optimizer | None = None,
+        out_dir: str | os.PathLike | None = None, resume: bool = True,
+        extra_state: dict | None = None, log: Callable[[str], None] | None = None) -> History:
+    """Train ``model`` on ``train_data`` and return the per-epoch history.
+
+    ``make_batch(examples) -> batch`` (with a ``.to(device)`` method), ``loss_fn(model, batch)
+    -> (loss, stats)`` where ``loss_fn`` must call ``model(...)`` so that DDP can average the
+    gradients, ``evaluate(model) -> metrics`` the hook.  With ``out_dir``, ``last.pt`` holds the
+    model, optimizer, epoch, history and ``extra_state`` after every epoch, and a run started
+    again with ``resume=True`` goes on from it.
+    """
+    device = device or next(model.parameters()).device
+    info = init_distributed(device)
+    model.to(device)
+    optimizer = optimizer or torch.optim.Adam(model.parameters(), lr=config.lr)
+    history, start_epoch = History(), 0
+    ckpt = Path(out_dir) / "last.pt" if out_dir else None
+    if ckpt is not None and resume and ckpt.exists():
+        state = load_checkpoint(ckpt, map_location=device)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        start_epoch = int(state["epoch"]) + 1
+        history.epochs = list(state.get("history", []))
+        if info.is_main and log:
+            log(f"resumed from {ckpt} after epoch {start_epoch}")
+    net = model
+    if info.enabled:
+        ids = [device.index] if device.type == "cuda" else None
+        net = nn.parallel.DistributedDataParallel(model, device_ids=ids)
+    started = time.perf_counter()
+    for epoch in range(start_epoch, config.epochs):
+        net.train()
+        batches = list(iterate_batches(train_data, config.batch_size, make_batch, shuffle=True,
+                                       seed=config.seed + epoch, rank=info.rank,
+                                       world_size=info.world_size))
+        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{config.epochs}", leave=False,
+                   disable=not (config.progress and info.is_main))
+        total, count, sums = 0.0, 0, {}
+        for batch in bar:
+            batch = batch.to(device)
+            loss, stats = loss_fn(net, batch)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if config.clip:
+                nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+            optimizer.step()
+            total += loss.item()
+            count += 1
+            for k, v in stats.items():
+                sums[k] = sums.get(k, 0.0) + float(v)
+            bar.set_postfix(loss=f"{total / count:.3f}")
+        row = {"epoch": epoch + 1, "loss": total / max(count, 1)}
+        row.update({k: v / max(count, 1) for k, v in sums.items()})
+        last_epoch = epoch + 1 == config.epochs
+        out_of_time = config.time_limit is not None and time.perf_counter() - started > config.time_limit
+        if evaluate is not None and info.is_main and (
+                last_epoch or out_of_time or (config.eval_every and (epoch + 1) % config.eval_every == 0)):
+            net.eval()
+            with torch.no_grad():
+                row.update(evaluate(model))
+        history.epochs.append(row)
+        if info.is_main and ckpt is not None:
+            save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                   "epoch": epoch, "history": history.epochs,
+                                   "config": asdict(config), **(extra_state or {})})
+        if info.is_main and log:
+            log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+        if out_of_time:
+            break
+    return history

@@ -1,0 +1,104 @@
+"""Pictures of what a model does inside, each paired with a short text summary.
+
+nbval compares a notebook's text outputs, not its images, so every plotting function here
+also returns a few lines of text (for example, the most-attended source token for each
+output step).  A notebook prints that text, and the check holds even though the image is
+not compared.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def set_style() -> None:
+    """Plot defaults for the course: seaborn's whitegrid, moderate figure size, no clutter."""
+    import matplotlib as mpl
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    mpl.rcParams.update({"figure.figsize": (7, 4), "figure.dpi": 80, "axes.titlesize": 12,
+                         "svg.hashsalt": "dca-course"})
+
+
+def _as_array(weights) -> np.ndarray:
+    if hasattr(weights, "detach"):
+        weights = weights.detach().float().cpu().numpy()
+    return np.asarray(weights, dtype=float)
+
+
+def alignment_summary(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
+                      max_rows: int | None = None) -> str:
+    """One line per output token: ``output -> most-attended source token (weight)``."""
+    w = _as_array(weights)[: len(tgt_tokens), : len(src_tokens)]
+    lines = []
+    for i, tok in enumerate(tgt_tokens[: max_rows or len(tgt_tokens)]):
+        j = int(w[i].argmax())
+        lines.append(f"{tok!r:>12} <- {src_tokens[j]!r} @{j} ({w[i, j]:.2f})")
+    return "\n".join(lines)
+
+
+def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str], *, ax=None,
+                      title: str | None = None, cmap: str = "viridis", max_rows: int | None = None) -> str:
+    """Heatmap of attention weights (output steps x source tokens); returns :func:`alignment_summary`.
+
+    ``weights`` is (tgt_len, src_len), rows being output steps; it is cut to the tokens given.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    w = _as_array(weights)[: len(tgt_tokens), : len(src_tokens)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(0.35 * len(src_tokens) + 2, 16), min(0.3 * len(tgt_tokens) + 1.5, 12)))
+    sns.heatmap(w, ax=ax, cmap=cmap, vmin=0.0, vmax=max(float(w.max()), 1e-9), cbar=True,
+                xticklabels=list(src_tokens), yticklabels=list(tgt_tokens), square=False)
+    ax.set_xlabel("source")
+    ax.set_ylabel("output")
+    ax.tick_params(axis="x", rotation=90)
+    ax.tick_params(axis="y", rotation=0)
+    if title:
+        ax.set_title(title)
+    return alignment_summary(w, src_tokens, tgt_tokens, max_rows)
+
+
+def gate_plot(gates: dict, tokens: Sequence[str], *, units: int = 8, axes=None) -> str:
+    """Heatmaps of GRU gates over time (one per gate, ``units`` hidden units shown).
+
+    ``gates`` maps a name (``"z"``, ``"r"``) to a (time, hidden) array.  Returns, per gate,
+    the mean activity and the token where it is lowest (where the unit lets most new input in).
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    names = list(gates)
+    if axes is None:
+        _, axes = plt.subplots(len(names), 1, figsize=(min(0.35 * len(tokens) + 2, 16), 2.2 * len(names)),
+                               squeeze=False)
+        axes = axes[:, 0]
+    lines = []
+    for ax, name in zip(axes, names):
+        g = _as_array(gates[name])[: len(tokens)]
+        sns.heatmap(g[:, :units].T, ax=ax, cmap="magma", vmin=0, vmax=1, xticklabels=list(tokens),
+                    yticklabels=[f"unit {u}" for u in range(min(units, g.shape[1]))])
+        ax.set_title(f"gate {name}")
+        ax.tick_params(axis="x", rotation=0)
+        per_step = g.mean(axis=1)
+        t = int(per_step.argmin())
+        lines.append(f"gate {name}: mean {g.mean():.2f}, lowest at step {t} ({tokens[t]!r}, {per_step[t]:.2f})")
+    return "\n".join(lines)
+
+
+def line_plot(values: Sequence[float], labels: Sequence[str] | None = None, *, ax=None, title: str = "",
+              ylabel: str = "") -> None:
+    """A simple line plot of one value per step (p_gen along an output, a loss curve...)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(0.35 * len(values) + 3, 16), 3))
+    ax.plot(range(len(values)), list(values), marker="o")
+    if labels is not None:
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(list(labels), rotation=90)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
