@@ -1,0 +1,35 @@
+# Two commands on a fresh machine with Python 3.10+:
+#   make lab    set up .venv and open the course in JupyterLab
+#   make test   set up .venv and run the unit tests and every notebook under nbval
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 600
+
+.PHONY: lab test unit notebooks clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# Where pip already knows a local CPU build of torch (a wheel in its find-links), take it
+	@# first: it saves gigabytes of CUDA wheels. Elsewhere this finds nothing and pip's usual
+	@# torch is installed by the next line.
+	-$(BIN)/python -m pip install --quiet --no-index --no-deps torch 2>/dev/null
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests notebooks $(NBVAL) -p no:cacheprovider --durations=15
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests -p no:cacheprovider
+
+notebooks: $(STAMP)
+	$(BIN)/python -m pytest notebooks $(NBVAL) -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,103 @@
+"""Seq2seq and GRU-LM interfaces, decoding, and the command line's contract."""
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from dca_course import device, seed_everything
+from dca_course.__main__ import main
+from dca_course.data import Example, Vocab
+from dca_course.data.batching import collate
+from dca_course.decoding import greedy, sample
+from dca_course.models import GRULanguageModel, Seq2Seq
+
+
+def _batch():
+    vocab = Vocab(list("abcdefgh"))
+    exs = [Example(list("abcz"), list("cba")), Example(list("de"), list("edq"))]
+    return vocab, collate(exs, vocab)
+
+
+def test_seq2seq_step_by_step_equals_teacher_forced_forward():
+    seed_everything(0)
+    vocab, batch = _batch()
+    model = Seq2Seq(len(vocab), 8, 12).eval()
+    out = model(batch)
+    assert out["log_probs"].shape == (2, batch.tgt_in.size(1), len(vocab))
+    assert out["attn"].shape == (2, batch.tgt_in.size(1), batch.src.size(1))
+    assert (out["attn"][1, :, 2:] == 0).all()          # the second source is 2 tokens long
+    assert torch.allclose(out["log_probs"].exp().sum(-1), torch.ones(2, batch.tgt_in.size(1)))
+    state = model.encode(batch)
+    for t in range(batch.tgt_in.size(1)):
+        lp, state, _ = model.step(batch.tgt_in[:, t], state)
+        assert torch.allclose(lp, out["log_probs"][:, t], atol=1e-6)
+
+
+def test_greedy_and_sample_shapes():
+    seed_everything(0)
+    vocab, batch = _batch()
+    model = Seq2Seq(len(vocab), 8, 12).eval()
+    d = greedy(model, batch, max_len=5)
+    assert len(d.ids) == 2 and all(len(x) <= 5 for x in d.ids)
+    assert d.info["attn"].shape[0] == 2
+    g = torch.Generator().manual_seed(0)
+    s1 = sample(model, batch, 5, generator=g).ids
+    s2 = sample(model, batch, 5, generator=torch.Generator().manual_seed(0)).ids
+    assert s1 == s2
+
+
+def test_gru_lm_scratch_and_cudnn_paths_agree():
+    seed_everything(0)
+    fast = GRULanguageModel(10, 4, 6, scratch=False)
+    slow = GRULanguageModel(10, 4, 6, scratch=True)
+    state = fast.state_dict()
+    mapped = {k.replace("rnn.weight_ih_l0", "rnn.cell.weight_ih").replace("rnn.weight_hh_l0", "rnn.cell.weight_hh")
+               .replace("rnn.bias_ih_l0", "rnn.cell.bias_ih").replace("rnn.bias_hh_l0", "rnn.cell.bias_hh"): v
+              for k, v in state.items()}
+    slow.load_state_dict(mapped)
+    x = torch.randint(0, 10, (3, 7))
+    assert torch.allclose(fast(x)[0], slow(x)[0], atol=1e-6)
+    _, _, gates = slow(x, return_gates=True)
+    assert gates["z"].shape == (3, 7, 6)
+
+
+def test_device_env_override(monkeypatch):
+    monkeypatch.setenv("DCA_DEVICE", "cpu")
+    assert device().type == "cpu"
+    assert device("cpu").type == "cpu"
+
+
+def _run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dca_course", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_unknown_model_lists_choices_and_fails():
+    r = _run_cli("train", "nope", "--data", "toy:dates")
+    assert r.returncode != 0 and "seq2seq" in r.stderr and "gru-lm" in r.stderr
+
+
+def test_unknown_data_spec_lists_choices_and_fails():
+    r = _run_cli("train", "seq2seq", "--data", "nope:1")
+    assert r.returncode != 0 and "toy:dates" in r.stderr
+
+
+def test_train_then_evaluate_ends_with_json(tmp_path, capsys):
+    rc = main(["train", "seq2seq", "--data", "toy:reverse", "--epochs", "1", "--device", "cpu",
+               "--out", str(tmp_path / "run"), "--quiet"])
+    assert rc == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert 0 <= result["exact_match"] <= 1 and result["epochs"] == 1
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text()) == result
+    assert main(["evaluate", str(tmp_path / "run"), "--split", "valid"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["split"] == "valid" and 0 <= again["exact_match"] <= 1
+
+
+def test_evaluate_on_truncated_checkpoint_names_the_file(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.pt").write_bytes(b"PK\x03\x04 truncated")
+    assert main(["evaluate", str(run)]) == 2
+    assert str(run / "last.pt") in capsys.readouterr().err
