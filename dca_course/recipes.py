@@ -23,7 +23,7 @@ from .losses import sequence_nll
 from .models.gru_lm import SEP, GRULanguageModel
 from .models.seq2seq import Seq2Seq
 from .registry import Dataset, SpecError, register_data, register_model
-from .train import TrainConfig, fit, load_checkpoint, unwrap, write_json
+from .train import TrainConfig, dist_info, fit, load_checkpoint, unwrap, write_json
 
 # -- data specs --------------------------------------------------------------------------------
 TOY_SIZES = {"fast": (6000, 200, 500), "full": (50000, 1000, 2000)}
@@ -114,6 +114,8 @@ class Recipe:
                       loss_fn=self.loss_fn, config=config, device=device, out_dir=out_dir, resume=resume,
                       extra_state=extra, log=log)
         seconds = time.perf_counter() - started
+        if not dist_info().is_main:   # under torchrun, rank 0 alone evaluates and reports
+            return {}
         result = self.score(unwrap(model), data.test, vocab, device, data.kind)
         result.update(model=self.name, data=data.spec, split="test", epochs=len(history.epochs),
                       final_loss=history.last("loss"), train_seconds=round(seconds, 1))
