@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
     train.add_argument("--batch-size", type=int, default=None, help="override the profile's batch size (per process)")
     train.add_argument("--lr", type=float, default=None, help="override the profile's learning rate")
+    train.add_argument("--limit-train", type=int, default=None, metavar="N",
+                       help="train on the first N training examples only (a quick smoke run)")
     train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
     seen = set()
@@ -61,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _overrides(args) -> dict:
-    skip = {"command", "model", "data", "profile", "device", "seed", "out", "fresh", "quiet"}
+    skip = {"command", "model", "data", "profile", "device", "seed", "out", "fresh", "quiet", "limit_train"}
     return {k: v for k, v in vars(args).items() if k not in skip}
 
 
@@ -78,6 +80,8 @@ def cmd_train(args) -> int:
     recipe_cls = get_model(args.model)
     hp = recipe_cls.hparams(args.profile, _overrides(args))
     data = load_data(args.data, args.profile, args.seed)
+    if args.limit_train:
+        data.train = data.train[: args.limit_train]
     out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     result = recipe_cls(hp).train(data, device, out, seed=args.seed, progress=not args.quiet,

@@ -84,7 +84,7 @@ def test_unknown_data_spec_lists_choices_and_fails():
 
 
 def test_train_then_evaluate_ends_with_json(tmp_path, capsys):
-    rc = main(["train", "seq2seq", "--data", "toy:reverse", "--epochs", "1", "--device", "cpu",
+    rc = main(["train", "seq2seq", "--data", "toy:reverse", "--epochs", "1", "--limit-train", "500", "--device", "cpu",
                "--out", str(tmp_path / "run"), "--quiet"])
     assert rc == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
