@@ -1,0 +1,2131 @@
+"""SynthNews: a seeded generator of news-like articles with reference summaries.
+
+Real news data (CNN/DailyMail) is large, slow to train on and has no ground truth beyond
+the highlights.  SynthNews is small, fast, and *knows what is true*: every article is
+written from a record of facts about a simulated world, so fact recall and hallucinated
+entities can be counted exactly.
+
+The world
+    People, companies, football clubs, universities, places and countries.  Their names
+    are made of syllables ("velorik", "tamsa", "orvena labs"), so most names are rare and
+    fall outside a vocabulary of the 2,000 most frequent training words, just as names do
+    in CNN/DailyMail.  A pool of "famous" entities recurs across articles (these names do
+    make it into the vocabulary); most entities are made fresh for one article.  Common
+    words (verbs, function words, titles such as "minister" or "coach", sectors, months)
+    come from a closed set and are always in the vocabulary.
+
+Events
+    Ten kinds: acquisition, match result, election, storm, court ruling, product launch,
+    player transfer, scientific discovery, labour strike, quarterly earnings.  Each event
+    is a set of *slots* (who, whom, where, when, how much).
+
+Articles
+    3 to 6 paragraphs (5 to 6, with fuller paragraphs, for "synthnews-long"): a lead
+    paragraph, then in a random order a figures paragraph, a distractor paragraph about an
+    unrelated event with different entities (always from 4 paragraphs on), and some of
+    background, quote, outlook and reaction paragraphs.  Every sentence role has at least
+    three phrasings.
+
+Summaries
+    2 or 3 sentences in different words from the article (headline style, other verbs), that
+    name the key entities and always use a fact found only outside the lead paragraph (a
+    figure, a background fact).  They never mention the distractor's entities, and they state
+    only what the article states.
+
+Each :class:`~dca_course.data.examples.Example` carries ``facts``:
+
+============================  ============================================================
+key                           value
+============================  ============================================================
+``event``                     the event kind, e.g. ``"acquisition"``
+``distractor_event``          the distractor paragraph's event kind (``None`` if none)
+``entities``                  key entity names the reference names (``"orvena labs"``)
+``entity_tokens``             the name tokens of those entities (``"orvena"``)
+``numbers``                   every number of the main event that the article states
+``key_facts``                 facts a good summary states, as space-joined token strings
+                              (``"orvena labs"``, ``"$ 4.2 billion"``, ``"tuesday"``); the
+                              reference states all of them
+``outside_lead_facts``        the key facts that do not occur in the lead paragraph
+``fact_paragraphs``           key fact -> indices of the paragraphs that state it
+``distractor_entities``       entity names in the distractor paragraph
+``distractor_entity_tokens``  their name tokens (never in the reference)
+``all_entity_tokens``         every entity name token anywhere (source and summary)
+``paragraph_roles``           each paragraph's role: ``lead``, ``figures``, ``distractor``,
+                              ``background``, ``quote``, ``outlook``, ``reaction``
+``slots``                     slot -> value (string) of every main-event slot the text uses
+============================  ============================================================
+
+"Entity tokens" are the name tokens of people, companies, clubs, places, products etc.;
+generic parts of names ("labs", "united", "university", "of") are ordinary words and are
+not entity tokens.  A fact ``f`` is *stated* by a token list when ``f.split()`` occurs in it
+as a contiguous run (:func:`contains`), so::
+
+    fact_recall(output, ex.facts)           # share of key facts stated
+    hallucinated_entities(output, ex)       # entity tokens that are not in the source
+    set(output) & set(ex.facts["distractor_entity_tokens"])   # distractor leaks
+
+Typical use::
+
+    train, valid, test = load_synthnews(2000, 200, 500, seed=0)          # about 1 s
+    print(dataset_stats(train, test))
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from collections import Counter
+from typing import NamedTuple, Sequence
+
+from .examples import Example
+
+__all__ = [
+    "EVENT_KINDS", "World", "generate", "load_synthnews", "write_jsonl", "read_jsonl",
+    "dataset_stats", "contains", "fact_recall", "hallucinated_entities", "lead_sentences",
+]
+
+
+# --------------------------------------------------------------------------------------
+# Slot values
+# --------------------------------------------------------------------------------------
+class Val(NamedTuple):
+    """A slot value: its tokens, its type and the entity name tokens among them.
+
+    Types: ``ent`` (a named entity), ``num`` (a number or amount), ``date``, ``word`` (a
+    closed-class description such as a sector) and ``role`` (a phrase such as "the chief
+    executive of orvena labs").  Only ``ent``, ``num`` and ``date`` values are facts.
+    """
+
+    toks: tuple
+    typ: str
+    ents: tuple = ()
+
+
+FACT_TYPES = ("ent", "num", "date")
+
+
+def _w(text: str) -> Val:
+    return Val(tuple(text.split()), "word")
+
+
+def _a(text: str) -> Val:
+    """A word value with its indefinite article: 'an electric car', 'a laptop'."""
+    return _w(("an " if text[0] in "aeiou" else "a ") + text)
+
+
+def _n(text: str) -> Val:
+    return Val(tuple(text.split()), "num")
+
+
+def _d(text: str) -> Val:
+    return Val(tuple(text.split()), "date")
+
+
+def _role(*parts) -> Val:
+    """A phrase built from words and values, e.g. ``_role("the boss of", company)``."""
+    toks, ents = [], []
+    for p in parts:
+        if isinstance(p, Val):
+            toks.extend(p.toks)
+            ents.extend(p.ents)
+        else:
+            toks.extend(p.split())
+    return Val(tuple(toks), "role", tuple(ents))
+
+
+def _ent(rec) -> Val:
+    return Val(rec["toks"], "ent", rec["ents"])
+
+
+# --------------------------------------------------------------------------------------
+# Closed word lists
+# --------------------------------------------------------------------------------------
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december")
+WORD_NUMBERS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+ORDINALS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+SECTORS = (("software", "business software"), ("battery", "batteries"), ("food", "frozen food"),
+           ("shipping", "cargo ships"), ("drug", "medicines"), ("chip", "computer chips"),
+           ("fashion", "clothing"), ("media", "television shows"),
+           ("telecoms", "mobile phone networks"), ("robotics", "factory robots"),
+           ("travel", "package holidays"), ("steel", "steel products"),
+           ("solar", "solar panels"), ("toy", "toys"), ("insurance", "insurance policies"))
+COMPANY_SUFFIXES = ("labs", "group", "systems", "holdings", "industries", "motors", "energy",
+                    "foods", "pharma", "networks", "bank", "airlines", "media", "technologies",
+                    "partners", "logistics", "materials", "corporation")
+CLUB_SUFFIXES = ("united", "city", "rovers", "athletic", "wanderers", "fc", "town", "albion")
+VENUE_FORMS = (("", "park"), ("the", "arena"), ("", "stadium"), ("the", "ground"))
+STORM_TYPES = ("storm", "hurricane", "typhoon", "cyclone")
+PRODUCT_TYPES = (("smartphone", "smartphones"), ("laptop", "laptops"),
+                 ("electric car", "electric cars"), ("smartwatch", "smartwatches"),
+                 ("tablet", "tablets"), ("games console", "games consoles"),
+                 ("drone", "drones"), ("e-bike", "e-bikes"))
+PRODUCT_SUFFIXES = ("", "", "pro", "max", "2", "3", "5", "x", "air", "plus")
+PARTIES = ("the progressive alliance", "the national party", "the liberal union",
+           "the green movement", "the people 's party", "the reform party", "the labour party",
+           "the centre party", "the democratic front", "the conservative union")
+ISSUES = ("the cost of living", "housing", "corruption", "public health care", "jobs", "crime",
+          "climate change", "taxes", "education", "public transport")
+PREV_JOBS = ("teacher", "lawyer", "doctor", "journalist", "business owner", "engineer",
+             "police officer", "football player", "economist", "nurse")
+ELECTION_WORDS = ("a closely fought election", "a run-off vote", "a snap election",
+                  "a bitter contest", "a two-round election")
+LEAGUES = ("the premier division", "the national league", "the first division",
+           "the super league", "the championship")
+POSITIONS = (("striker", "strikers"), ("midfielder", "midfielders"), ("defender", "defenders"),
+             ("goalkeeper", "goalkeepers"), ("winger", "wingers"))
+CASES = (("a patent dispute", "copying its designs"),
+         ("a broken supply contract", "breaking a supply contract"),
+         ("the use of its brand name", "misusing its brand name"),
+         ("pollution from a factory", "polluting a river near its factory"),
+         ("unpaid bills", "failing to pay for goods it had ordered"),
+         ("a failed merger", "walking away from an agreed merger"),
+         ("stolen trade secrets", "stealing trade secrets"))
+ANIMALS = ("frog", "beetle", "lizard", "spider", "snail", "bat", "butterfly", "fish", "moth",
+           "gecko", "shrimp", "salamander")
+FIELDS = ("biology", "zoology", "ecology", "genetics")
+JOURNALS = ("nature", "science", "current biology", "the zoological journal", "plos one")
+HABITAT_FORMS = ("mountains", "valley", "islands", "forest", "hills", "river delta")
+QUARTERS = (("first", "march"), ("second", "june"), ("third", "september"), ("fourth", "december"))
+EARNINGS_DIRS = (
+    dict(verb="risen", past="rose", adj="stronger", comp="higher", move="climbed",
+         reasons=("demand for its products grew", "costs came down", "sales in new markets took off")),
+    dict(verb="fallen", past="fell", adj="weaker", comp="lower", move="slipped",
+         reasons=("demand slowed", "costs rose sharply", "sales in its home market dropped")),
+)
+DISTRACTOR_PREFIXES = (("elsewhere", ","), ("in", "other", "news", ","), ("separately", ","),
+                       ("meanwhile", ","), ("in", "an", "unrelated", "development", ","))
+
+# --------------------------------------------------------------------------------------
+# Templates.  Whitespace-tokenized; ``{slot}`` is replaced by a slot's tokens.
+# Every list below holds the phrasings of one sentence role (at least three).
+# --------------------------------------------------------------------------------------
+QUOTE_FIRST = (
+    '" {q} , " said {speaker} , {speaker_role} .',
+    '{speaker} , {speaker_role} , said : " {q} . "',
+    '" {q} , " {speaker} , {speaker_role} , told reporters .',
+    '" {q} , " {speaker} , {speaker_role} , said in a statement .',
+)
+QUOTE_SECOND = (
+    '" {q} , " {speaker_last} added .',
+    '{speaker_last} added : " {q} . "',
+    '" {q} , " said {speaker_last} .',
+    '" {q} . "',
+)
+
+ORG_FOUNDED = (
+    "{org} was founded in {org_founded} and has its headquarters in {org_city} .",
+    "founded in {org_founded} , {org} is based in {org_city} , {org_country} .",
+    "{org} , which has its head office in {org_city} , was set up in {org_founded} .",
+)
+ORG_STAFF = (
+    "{org} employs about {org_staff} people .",
+    "the company has a workforce of around {org_staff} .",
+    "some {org_staff} people work for {org} across {org_country} .",
+)
+
+KINDS: dict = {}
+
+KINDS["acquisition"] = dict(
+    core=("buyer", "target", "price"),
+    tails=(", the companies said", ", according to a stock market filing", ", people close to the deal said"),
+    lead=(
+        "{buyer} said on {day} it had agreed to buy {target} for {price} , in one of the largest deals in the {sector} industry this year .",
+        "{target} , the {sector} company based in {city} , is to be bought by {buyer} in a deal worth {price} , the two firms announced on {day} .",
+        "{buyer} will acquire {target} for {price} , ending months of talks between the two groups , it was announced on {day} .",
+        "shares in {target} jumped on {day} after {buyer} agreed to pay {price} for the {sector} firm , which is based in {city} .",
+    ),
+    context=(
+        "the deal still needs the approval of competition regulators in {country} , where both companies have large operations .",
+        "both boards have backed the offer , which was first reported by local media last week .",
+        "it is the biggest purchase in the history of {buyer} , which has grown mainly by opening new sites .",
+    ),
+    background=(
+        ORG_FOUNDED,
+        ORG_STAFF,
+        ("{buyer} , which is led by chief executive {ceo} , has been looking for growth outside its home market .",
+         "under {ceo} , who became chief executive in {ceo_year} , {buyer} has bought {n_deals} smaller rivals .",
+         "{ceo} has run {buyer} since {ceo_year} and has made expansion a priority ."),
+        ("{target} makes {products} , selling mainly to customers in {home_market} .",
+         "the {sector} business of {target} has grown quickly in recent years , selling {products} to customers in {home_market} .",
+         "best known for its {products} , {target} has struggled to compete with larger rivals ."),
+        ("talks between the two companies began in {talks_month} , according to people familiar with the matter .",
+         "the two sides first discussed a deal in {talks_month} but could not agree on a price at the time .",
+         "{buyer} made its first approach to {target} in {talks_month} ."),
+    ),
+    figures=(
+        ("the offer values {target} at {per_share} per share , a premium of {premium} % to its last closing price .",
+         "{buyer} is paying {per_share} a share , {premium} % more than the market price before the deal was announced .",
+         "the price of {per_share} per share represents a premium of {premium} % on the value of the shares last week ."),
+        ("{target} reported revenue of {revenue} last year , up from the year before .",
+         "last year {target} had sales of {revenue} and made a small profit .",
+         "annual revenue at {target} reached {revenue} in its latest financial year ."),
+        ("{buyer} said the deal would save about {savings} a year by {save_year} , mostly by combining offices .",
+         "the combined company expects cost savings of {savings} a year by {save_year} .",
+         "executives said the merger should cut costs by {savings} a year by {save_year} ."),
+    ),
+    quotes=(
+        "we have admired {target} for a long time and this deal makes us stronger",
+        "together we will be able to offer our customers much more",
+        "this is a great day for both companies and for our staff",
+        "the {sector} industry is changing fast and we intend to lead that change",
+        "we will keep the {target} name and its offices in {city}",
+    ),
+    outlook=(
+        "the deal is expected to close in the {quarter} quarter of next year , subject to approval by regulators .",
+        "unions at {target} said they would seek talks over the future of its workers .",
+        "analysts expect other {sector} firms to look for partners after the deal .",
+        "{buyer} said it had no plans to close sites in {city} .",
+    ),
+    reaction=(
+        "investors welcomed the news , sending shares in {buyer} higher in early trading .",
+        "some analysts said {buyer} was paying too much for a business that has struggled to grow .",
+        "competition lawyers said regulators were likely to look closely at the deal .",
+        "staff at {target} were told of the sale at a meeting in {city} .",
+    ),
+    sum_main=(
+        "{buyer} is buying {sector} firm {target} for {price} in a deal announced on {day} .",
+        "{target} , {a_sector} company based in {city} , will be taken over by {buyer} in a {price} deal .",
+        "{buyer} agrees {price} takeover of {target} , the {sector} group based in {city} .",
+        "{buyer} strikes a {price} deal to snap up {target} , the firms said on {day} .",
+        "{target} will be taken over by {buyer} in a {price} deal .",
+    ),
+    sum_figure=(
+        "the offer of {per_share} a share is {premium} % above the recent market price of {target} .",
+        "{target} , which had sales of {revenue} last year , employs {org_staff} people .",
+        "the takeover should save {savings} a year by {save_year} , according to {buyer} .",
+        "{target} brought in {revenue} over the past year and was founded in {org_founded} .",
+        "{target} was set up in {org_founded} and has a staff of {org_staff} .",
+        "the price works out at {per_share} per share , a {premium} % premium .",
+        "{target} has {org_staff} employees .",
+        "{target} had revenue of {revenue} .",
+        "costs will fall by {savings} a year , the buyer says .",
+    ),
+    sum_extra=(
+        "{ceo} , the boss of {buyer} , is behind the deal and has run the company since {ceo_year} .",
+        "regulators in {country} must still give their approval before the takeover can go ahead .",
+        "{target} is best known for its {products} and sells mostly in {home_market} .",
+        "{ceo} has been in charge at {buyer} since {ceo_year} .",
+        "the firms first held talks in {talks_month} .",
+    ),
+)
+
+KINDS["match_result"] = dict(
+    core=("winner", "loser", "score"),
+    tails=(", according to club officials", ", the league said", ", local media reported"),
+    lead=(
+        "{winner} beat {loser} {score} in {league} on {day} , with {scorer} scoring the decisive goal late in the second half .",
+        "{scorer} was the hero as {winner} came from behind to defeat {loser} {score} on {day} in front of a packed stadium .",
+        "{loser} suffered a {score} defeat at the hands of {winner} in {league} on {day} , their worst result of the season .",
+        "{winner} claimed a {score} victory over {loser} on {day} to keep their hopes of winning {league} alive .",
+    ),
+    context=(
+        "the match was played at {venue} in {city} in heavy rain .",
+        "it was the {streak} straight win in all competitions for {winner} , who have not lost since the autumn .",
+        "the result leaves {loser} in the bottom half of the table with the season entering its final weeks .",
+    ),
+    background=(
+        ("{winner} , who last won the title in {title_year} , have struggled for consistency this season .",
+         "{winner} were champions in {title_year} but have not won a trophy since .",
+         "the last league title for {winner} came in {title_year} , and fans have waited a long time for another ."),
+        ("{coach} took charge of {winner} in {coach_year} after a spell in {coach_country} .",
+         "{coach} , appointed in {coach_year} , has rebuilt the {winner} squad around young players .",
+         "{winner} coach {coach} has been in the job since {coach_year} and signed a new contract last year ."),
+        ("{scorer} joined {winner} from a club in {scorer_country} in {scorer_year} .",
+         "{scorer} , signed in {scorer_year} from a club in {scorer_country} , has become a key player for {winner} .",
+         "{winner} brought {scorer} to the club in {scorer_year} ."),
+        ("{loser} had been unbeaten in {loser_run} games before the match .",
+         "before kick-off , {loser} , coached by {loser_coach} , had gone {loser_run} games without defeat .",
+         "{loser} arrived with a run of {loser_run} matches unbeaten behind them ."),
+    ),
+    figures=(
+        ("a crowd of {attendance} watched the match at {venue} .",
+         "the game was watched by {attendance} fans , a record for the ground this season .",
+         "{attendance} supporters were inside {venue} for the match ."),
+        ("{scorer} has now scored {goals} goals this season .",
+         "{scorer} took his tally for the season to {goals} , more than any other player at the club .",
+         "that makes {goals} goals in all competitions this season for {scorer} ."),
+        ("{winner} now have {points} points from {games} games .",
+         "the win lifts {winner} to {points} points after {games} matches .",
+         "with {games} games played , {winner} sit on {points} points ."),
+    ),
+    quotes=(
+        "the players showed great character today",
+        "we knew {loser} would make it difficult for us",
+        "{scorer_last} was outstanding and deserved his goal",
+        "it is three points and that is all that matters",
+        "we still have a lot of work to do before the end of the season",
+    ),
+    outlook=(
+        "{winner} face {next_opp} next {next_day} .",
+        "{loser} will look to bounce back at home next week .",
+        "the two sides meet again in the cup later this season .",
+        "{winner} travel to {next_opp} in their next game .",
+    ),
+    reaction=(
+        "fans of {loser} booed their team off the pitch at full time .",
+        "{loser} coach {loser_coach} said his side had been punished for their mistakes .",
+        "pundits praised {winner} for their attacking play and their work rate .",
+        "{loser_coach} admitted that {loser} had been second best for most of the game .",
+    ),
+    sum_main=(
+        "{winner} won {score} against {loser} in {league} on {day} .",
+        "{loser} were beaten {score} by {winner} in {league} , ending a run of {loser_run} games without defeat .",
+        "{winner} overcame {loser} {score} , with {scorer} on target for the home side .",
+        "{scorer} scored as {winner} saw off {loser} {score} on {day} .",
+        "{winner} won {score} against {loser} .",
+    ),
+    sum_figure=(
+        "{scorer} now has {goals} goals for the campaign after his strike against {loser} .",
+        "the match drew a crowd of {attendance} to {venue} in {city} .",
+        "{winner} are on {points} points after {games} matches .",
+        "{attendance} people were at the game , and {scorer} has {goals} goals this term .",
+        "{winner} have {points} points .",
+        "{winner} last lifted the title in {title_year} .",
+        "{scorer} , who moved from {scorer_country} in {scorer_year} , has {goals} goals this season .",
+    ),
+    sum_extra=(
+        "{coach} praised his players after the match .",
+        "{winner} play {next_opp} in their next game .",
+        "the game took place at {venue} in {city} .",
+        "{coach} has managed {winner} since {coach_year} .",
+    ),
+)
+
+KINDS["election"] = dict(
+    core=("winner", "office_full", "rival"),
+    tails=(", the electoral commission said", ", according to official results", ", state media reported"),
+    lead=(
+        "{winner} has been elected {office_full} , beating {rival} in a vote held on {day} after a long and bitter campaign .",
+        "{rival} conceded defeat on {day} after {winner} of {party} won the race to become {office_full} .",
+        "{winner} will be the next {office_full} after defeating {rival} in {election_word} on {day} .",
+        "official results on {day} showed {winner} comfortably ahead of {rival} in the contest for {office_full} .",
+    ),
+    context=(
+        "turnout was higher than at the last election in {last_year} , with long queues outside polling stations .",
+        "the result ends {years_word} years in power for {rival_party} .",
+        "{winner} will be sworn in next month and is expected to name a new team within days .",
+    ),
+    background=(
+        ("{winner} , {age} , is a former {prev_job} who entered politics in {entry_year} .",
+         "before running for office , {winner} worked as {a_prev_job} in {home_city} .",
+         "{winner} , who grew up in {home_city} , first won a seat in parliament in {entry_year} ."),
+        ("{rival} had led in opinion polls for most of the campaign .",
+         "{rival} , the candidate of {rival_party} , had been seen as the favourite until the final weeks of the race .",
+         "for {rival_party} , which picked {rival} as its candidate , the defeat is a heavy blow ."),
+        ("the campaign was dominated by debates over {issue} .",
+         "{issue} was the main concern for many voters , according to polls .",
+         "both candidates promised action on {issue} during the campaign ."),
+        ("the previous election , in {last_year} , was won by {last_winner} .",
+         "in {last_year} , {last_winner} won the election comfortably .",
+         "the last vote , held in {last_year} , returned {last_winner} to power ."),
+    ),
+    figures=(
+        ("{winner} won {win_share} % of the vote , against {rival_share} % for {rival} .",
+         "final figures gave {winner} {win_share} % and {rival} {rival_share} % .",
+         "with all votes counted , {winner} had {win_share} % to {rival_share} % for {rival} ."),
+        ("turnout was {turnout} % , according to the electoral commission .",
+         "the electoral commission put turnout at {turnout} % .",
+         "some {turnout} % of registered voters cast a ballot ."),
+        ("the margin of victory was {margin} votes .",
+         "{winner} finished {margin} votes ahead .",
+         "just {margin} votes separated the two candidates ."),
+    ),
+    quotes=(
+        "tonight the people of {region} have chosen change",
+        "i will govern for everyone , including those who did not vote for me",
+        "the hard work starts tomorrow",
+        "we ran a campaign about {issue} and the voters listened",
+        "i want to thank every volunteer who worked on this campaign",
+    ),
+    outlook=(
+        "{winner} will take office on {inaug_date} .",
+        "the new {office} faces an early test over {issue} .",
+        "{rival} said {rival_party} would now rebuild in opposition .",
+        "coalition talks are expected to begin within days .",
+    ),
+    reaction=(
+        "supporters of {winner} celebrated in the streets of {capital} until late at night .",
+        "international observers said the vote had been free and fair .",
+        "leaders of neighbouring countries sent their congratulations to {winner} .",
+        "markets in {country} rose slightly after the result was announced .",
+    ),
+    sum_main=(
+        "{winner} is the new {office_full} after seeing off {rival} in the vote on {day} .",
+        "{rival} lost to {winner} in the election for {office_full} , held on {day} .",
+        "{winner} defeats {rival} to win the post of {office_full} for {party} .",
+        "voters pick {winner} over {rival} as {office_full} after a campaign about {issue} .",
+        "{winner} is the new {office_full} after seeing off {rival} .",
+    ),
+    sum_figure=(
+        "{winner} took {win_share} % of votes cast , while {rival} got {rival_share} % .",
+        "{turnout} % of voters took part in the election .",
+        "{winner} won by a margin of {margin} votes .",
+        "{winner} , a former {prev_job} , is {age} years old and went into politics in {entry_year} .",
+        "{winner} secured {win_share} % and turnout was {turnout} % .",
+        "{winner} secured {win_share} % .",
+    ),
+    sum_extra=(
+        "{winner} takes office on {inaug_date} .",
+        "{issue} dominated the campaign .",
+        "{winner} stood for {party} .",
+        "{winner} has been in politics since {entry_year} .",
+        "{last_winner} had won the previous vote in {last_year} .",
+    ),
+)
+
+KINDS["storm"] = dict(
+    core=("storm", "city", "day"),
+    tails=(", officials said", ", according to the weather service", ", local media reported"),
+    lead=(
+        "{storm} hit {city} on {day} , killing {dead} people and forcing thousands from their homes .",
+        "{storm} made landfall near {city} on {day} , bringing heavy rain and flooding to the coast of {country} .",
+        "at least {dead} people were killed when {storm} swept through {city} on {day} , tearing roofs from buildings .",
+        "{storm} tore through {city} on {day} , flattening trees and cutting power across the region .",
+    ),
+    context=(
+        "the storm later weakened as it moved inland , but rivers continued to rise .",
+        "schools and airports across {country} were closed and trains were cancelled .",
+        "forecasters had warned of the danger several days earlier .",
+    ),
+    background=(
+        ("it is the strongest storm to hit {country} since {last_storm_year} .",
+         "{city} was last hit by a major storm in {last_storm_year} , when large parts of the city were flooded .",
+         "the region has not seen a storm of this strength since {last_storm_year} ."),
+        ("{city} , a port city of about {city_pop} people , sits on a low-lying coast .",
+         "{city} is home to around {city_pop} people , many living close to the sea .",
+         "about {city_pop} people live in {city} , one of the largest cities in {country} ."),
+        ("{official} , who heads the national disaster agency , had ordered evacuations on {prev_day} .",
+         "evacuation orders were issued on {prev_day} by {official} , the head of the disaster agency .",
+         "the disaster agency , led by {official} , began moving people away from the coast on {prev_day} ."),
+        ("meteorologists said warm sea temperatures had helped the storm gain strength .",
+         "the storm formed over the ocean {form_days} days ago and grew quickly .",
+         "{storm} had been upgraded to the highest warning level on {prev_day} ."),
+    ),
+    figures=(
+        ("winds reached {wind} kilometres per hour at their peak .",
+         "gusts of up to {wind} kilometres per hour were recorded in {city} .",
+         "the weather service measured wind speeds of {wind} kilometres per hour ."),
+        ("some {homes} homes were left without power .",
+         "power cuts hit {homes} homes across the region .",
+         "the electricity company said {homes} customers had lost power ."),
+        ("{evacuated} people had been moved to emergency shelters .",
+         "authorities evacuated {evacuated} residents from coastal areas .",
+         "more than {evacuated} people spent the night in shelters ."),
+        ("up to {rain} millimetres of rain fell in {hours} hours .",
+         "{rain} millimetres of rain were recorded in just {hours} hours .",
+         "in {hours} hours , {rain} millimetres of rain fell on the city ."),
+    ),
+    quotes=(
+        "our teams are working around the clock to reach those in need",
+        "this is the worst storm many of us have seen",
+        "we urge people to stay indoors until the warning is lifted",
+        "the damage in {city} is severe",
+        "we will rebuild , but it will take time",
+    ),
+    outlook=(
+        "more rain is expected over the coming days .",
+        "the government has promised emergency funding for {city} .",
+        "officials warned that the death toll could rise .",
+        "engineers hope to restore power to most homes within a week .",
+    ),
+    reaction=(
+        "residents described hearing the wind roar through the night .",
+        "aid groups said they were sending food and water to the region .",
+        "neighbouring countries offered help to {country} .",
+        "images on social media showed streets in {city} under water .",
+    ),
+    sum_main=(
+        "{storm} struck {city} on {day} , causing widespread damage along the coast .",
+        "{city} was battered by {storm} on {day} , leaving {dead} people dead .",
+        "{storm} has left {dead} people dead in {city} after reaching land on {day} .",
+        "deadly {storm} brings floods to {city} in {country} .",
+        "{storm} struck {city} on {day} .",
+    ),
+    sum_figure=(
+        "winds of {wind} kilometres per hour were recorded as the storm came ashore .",
+        "{homes} homes lost electricity and {evacuated} people fled to shelters .",
+        "{evacuated} people were evacuated from their homes .",
+        "{rain} millimetres of rain fell in the space of {hours} hours .",
+        "{homes} homes had no electricity .",
+        "it is the worst storm in {country} since {last_storm_year} .",
+        "{city} , which has {city_pop} inhabitants , had not been hit so hard since {last_storm_year} .",
+    ),
+    sum_extra=(
+        "{official} said emergency teams were working to help .",
+        "{city} has a population of {city_pop} .",
+        "the disaster agency had told people to leave on {prev_day} .",
+        "the storm weakened once it moved inland .",
+    ),
+)
+
+KINDS["court_ruling"] = dict(
+    core=("court", "plaintiff", "defendant"),
+    tails=(", court documents show", ", according to the judgment", ", lawyers said"),
+    lead=(
+        "{court} ruled on {day} that {defendant} must pay damages to {plaintiff} over {case_subject} .",
+        "{plaintiff} has won its case against {defendant} after {court} found in its favour on {day} .",
+        "in a ruling on {day} , {court} sided with {plaintiff} in its long-running dispute with {defendant} over {case_subject} .",
+        "{defendant} lost a legal battle with {plaintiff} on {day} when {court} rejected its arguments .",
+    ),
+    context=(
+        "the ruling cannot be appealed , lawyers for both sides said .",
+        "{defendant} said it was studying the decision and would comment later .",
+        "the case had been closely watched by the industry .",
+    ),
+    background=(
+        ("the dispute began in {case_start} when {plaintiff} accused {defendant} of {accusation} .",
+         "{plaintiff} first took {defendant} to court in {case_start} , accusing it of {accusation} .",
+         "the case dates back to {case_start} , when {plaintiff} said {defendant} had been {accusation} ."),
+        ("judge {judge} , who wrote the main opinion , has sat on the court since {judge_year} .",
+         "the decision was written by judge {judge} , a member of the court since {judge_year} .",
+         "judge {judge} , appointed in {judge_year} , led the panel that heard the case ."),
+        ORG_FOUNDED,
+        ORG_STAFF,
+    ),
+    figures=(
+        ("{defendant} was ordered to pay {damages} in damages .",
+         "the court set damages at {damages} , far more than {defendant} had expected .",
+         "the award of {damages} is one of the largest of its kind ."),
+        ("the judges voted {vote} in favour of {plaintiff} .",
+         "the decision was taken by a majority of {vote} .",
+         "the panel of judges split {vote} ."),
+        ("the case lasted {case_years} years and produced a judgment of {pages} pages .",
+         "the judgment runs to {pages} pages , ending a fight that lasted {case_years} years .",
+         "after {case_years} years in the courts , the judges delivered a ruling of {pages} pages ."),
+    ),
+    quotes=(
+        "this ruling sends a clear message to the whole industry",
+        "justice has finally been done",
+        "our client has waited a long time for this day",
+        "we always believed the law was on our side",
+        "nobody is above the law , not even a company the size of {defendant}",
+    ),
+    outlook=(
+        "{defendant} has {pay_days} days to pay .",
+        "lawyers expect similar cases to follow .",
+        "{defendant} said it would review its practices .",
+        "the ruling may open the door to claims from other firms .",
+    ),
+    reaction=(
+        "shares in {defendant} fell after the ruling .",
+        "legal experts said the decision would change how such disputes are handled in {country} .",
+        "business groups said they were worried by the size of the award .",
+        "supporters of {plaintiff} gathered outside the court in {city} .",
+    ),
+    sum_main=(
+        "{defendant} lost its case against {plaintiff} at {court} on {day} .",
+        "{plaintiff} won a legal fight with {defendant} over {case_subject} at {court} .",
+        "judges at {court} backed {plaintiff} against {defendant} in a ruling on {day} .",
+        "{court} found against {defendant} in a row with {plaintiff} over {case_subject} .",
+        "judges at {court} backed {plaintiff} against {defendant} .",
+    ),
+    sum_figure=(
+        "{defendant} must hand over {damages} to its rival .",
+        "the judges were split {vote} , and the case went on for {case_years} years .",
+        "the battle in the courts went on for {case_years} years .",
+        "{damages} was awarded to {plaintiff} by a majority of {vote} .",
+        "the row started in {case_start} when {plaintiff} accused {defendant} of {accusation} .",
+        "{damages} was awarded to {plaintiff} .",
+    ),
+    sum_extra=(
+        "judge {judge} , who joined the court in {judge_year} , wrote the ruling .",
+        "{lawyer} , who acts for {plaintiff} , welcomed the verdict .",
+        "{plaintiff} had accused {defendant} of {accusation} .",
+        "{defendant} has {pay_days} days to pay up .",
+    ),
+)
+
+KINDS["product_launch"] = dict(
+    core=("company", "product"),
+    tails=(", the company said", ", according to the company", ", executives said"),
+    lead=(
+        "{company} unveiled the {product} , its new {ptype} , at an event in {city} on {day} .",
+        "{company} has launched the {product} , {a_ptype} it hopes will win back customers , the company said on {day} .",
+        "the {product} , {a_ptype} from {company} , was shown to the public for the first time on {day} at a packed event in {city} .",
+        "{company} took the wraps off its latest {ptype} , the {product} , on {day} .",
+    ),
+    context=(
+        "the launch had been expected for months , after details leaked online in the spring .",
+        "it is the first new product from {company} in two years .",
+        "hundreds of journalists attended the event in {city} .",
+    ),
+    background=(
+        ORG_FOUNDED,
+        ORG_STAFF,
+        ("{company} has lost ground to rivals such as {rival} in recent years .",
+         "the market for {ptypes} is dominated by {rival} , which sells millions every year .",
+         "{rival} currently sells more {ptypes} than any other company ."),
+        ("{ceo} , who became chief executive of {company} in {ceo_year} , has promised a string of new products .",
+         "since {ceo} took over in {ceo_year} , {company} has cut costs and focused on design .",
+         "the launch is the biggest test yet for {ceo} , boss of {company} since {ceo_year} ."),
+    ),
+    figures=(
+        ("the {product} will cost {price} .",
+         "prices start at {price} for the basic model .",
+         "{company} will sell the {product} for {price} ."),
+        ("the battery lasts up to {battery} hours .",
+         "{company} says the battery will last {battery} hours .",
+         "a full charge gives {battery} hours of use ."),
+        ("the company said it had already taken {preorders} orders .",
+         "{preorders} customers have placed orders .",
+         "more than {preorders} orders came in during the first day ."),
+    ),
+    quotes=(
+        "this is the best {ptype} we have ever made",
+        "we listened to our customers and built what they asked for",
+        "the {product} will change how people think about {ptypes}",
+        "we are very proud of the team behind it",
+        "there is nothing else like it on the market",
+    ),
+    outlook=(
+        "the {product} goes on sale in {n_countries} countries on {release_date} .",
+        "{company} plans a cheaper version next year .",
+        "analysts will watch early sales closely .",
+        "the {product} will be available in shops from {release_date} .",
+    ),
+    reaction=(
+        "reviewers praised the design but questioned the price .",
+        "shares in {company} rose {share_rise} % after the event .",
+        "fans queued outside the venue in {city} for hours before the doors opened .",
+        "some analysts said the {product} offered little that was new .",
+    ),
+    sum_main=(
+        "{company} has revealed a new {ptype} called the {product} at a launch in {city} .",
+        "the {product} is the latest {ptype} from {company} , which showed it off on {day} .",
+        "{company} shows off its {product} {ptype} , hoping to win back customers .",
+        "new {ptype} from {company} is named the {product} and was presented on {day} .",
+        "the {product} is the latest {ptype} from {company} .",
+    ),
+    sum_figure=(
+        "the {product} is priced at {price} and its battery can run for {battery} hours .",
+        "its battery can run for {battery} hours on a single charge .",
+        "{preorders} people have already ordered one .",
+        "it will set buyers back {price} .",
+        "{company} , which dates back to {org_founded} , is based in {org_city} .",
+        "{company} has a workforce of {org_staff} .",
+    ),
+    sum_extra=(
+        "it will be available from {release_date} in {n_countries} countries .",
+        "{ceo} has been in charge of {company} since {ceo_year} .",
+        "{company} faces strong competition from {rival} .",
+        "it will be sold in {n_countries} countries .",
+    ),
+)
+
+KINDS["player_transfer"] = dict(
+    core=("player", "from_club", "to_club"),
+    tails=(", the club said", ", according to local media", ", reports said"),
+    lead=(
+        "{to_club} have signed {player} from {from_club} , the clubs confirmed on {day} .",
+        "{player} has completed a move from {from_club} to {to_club} , ending weeks of speculation about the future of the {position} .",
+        "{from_club} have agreed to sell {player} to {to_club} , with a medical set for {day} .",
+        "{to_club} completed the signing of {player} on {day} , prising the {position} away from {from_club} .",
+    ),
+    context=(
+        "the deal was announced on the website of {to_club} .",
+        "{player} will wear the number {shirt} shirt .",
+        "fans had been expecting the move for weeks .",
+    ),
+    background=(
+        ("{player} , {age} , joined {from_club} in {joined_year} .",
+         "{player} , who is {age} , moved to {from_club} in {joined_year} .",
+         "since arriving at {from_club} in {joined_year} , {player} has become one of the best {positions} in the league ."),
+        ("{player} has played {caps} times for {player_country} .",
+         "the {player_country} international has won {caps} caps .",
+         "{player} has {caps} caps for {player_country} ."),
+        ("{to_coach} has been looking for a new {position} since the summer .",
+         "{to_club} coach {to_coach} had made the {position} his top target .",
+         "{to_coach} , in charge of {to_club} since {coach_year} , wanted a new {position} ."),
+        ("{player} was named player of the season at {from_club} in {award_year} .",
+         "in {award_year} , {player} was voted the best player at {from_club} .",
+         "{player} won the player of the year award at {from_club} in {award_year} ."),
+    ),
+    figures=(
+        ("the fee is understood to be {fee} .",
+         "{to_club} paid {fee} for the {position} .",
+         "the transfer is worth {fee} , according to reports ."),
+        ("{player} has signed a {contract} contract .",
+         "the {position} agreed a {contract} deal .",
+         "{player} put pen to paper on a {contract} contract ."),
+        ("{player} scored {goals} goals for {from_club} last season .",
+         "last season , {player} found the net {goals} times .",
+         "{goals} goals last season made {player} one of the top scorers in the league ."),
+    ),
+    quotes=(
+        "{player_last} is exactly the kind of player we needed",
+        "we have followed {player_last} for a long time",
+        "i am delighted to welcome him to the club",
+        "he will make us stronger straight away",
+        "this is a big moment for {to_club}",
+    ),
+    outlook=(
+        "{player} could make a debut against {next_opp} on {next_day} .",
+        "{from_club} are expected to use the money to strengthen their squad .",
+        "the transfer window closes at the end of the month .",
+        "{player} will train with his new team-mates for the first time this week .",
+    ),
+    reaction=(
+        "fans of {from_club} reacted angrily to the sale .",
+        "{to_club} supporters welcomed the signing on social media .",
+        "former players said the fee was too high .",
+        "the move was the talk of {city} on {day} .",
+    ),
+    sum_main=(
+        "{player} joins {to_club} from {from_club} after weeks of speculation .",
+        "{from_club} sell {player} to {to_club} , the clubs confirmed on {day} .",
+        "{player} leaves {from_club} for {to_club} , where he will wear the number {shirt} .",
+        "{to_club} land {position} {player} from {from_club} .",
+        "{player} joins {to_club} from {from_club} .",
+    ),
+    sum_figure=(
+        "{to_club} are paying {fee} for the player .",
+        "{player} signs a {contract} deal with his new club .",
+        "{player} hit {goals} goals last season for {from_club} .",
+        "the deal costs {to_club} {fee} and runs for a {contract} term .",
+        "{player} is {age} and has {caps} caps for {player_country} .",
+        "{player} was player of the season in {award_year} .",
+    ),
+    sum_extra=(
+        "{to_coach} says {player_last} will make his side stronger .",
+        "{player} could debut against {next_opp} .",
+        "{player} had been at {from_club} since {joined_year} .",
+        "{player} has represented {player_country} {caps} times .",
+    ),
+)
+
+KINDS["scientific_discovery"] = dict(
+    core=("university", "dname", "animal"),
+    tails=(", the researchers said", ", according to the study", ", the team reported"),
+    lead=(
+        "scientists at {university} say they have discovered a new species of {animal} , which they have named {dname} .",
+        "a team from {university} has identified a new species of {animal} , called {dname} , according to a study published on {day} .",
+        "{dname} , a {animal} never seen before , has been described for the first time by researchers at {university} .",
+        "researchers at {university} announced on {day} the discovery of a new {animal} , now known as {dname} .",
+    ),
+    context=(
+        "the findings appear in the journal {journal} .",
+        "the discovery was made in {place} , far from the nearest road .",
+        "the team spent years on the project .",
+    ),
+    background=(
+        ("{scientist} , who led the study , has worked at {university} since {sci_year} .",
+         "the research was led by {scientist} , an expert in {field} who joined {university} in {sci_year} .",
+         "{scientist} has studied {field} at {university} since {sci_year} ."),
+        ("{university} was founded in {uni_founded} and has around {students} students .",
+         "founded in {uni_founded} , {university} now teaches about {students} students .",
+         "{university} , set up in {uni_founded} , is one of the oldest in {country} ."),
+        ("the work was funded by {funder} .",
+         "{funder} paid for the expedition .",
+         "money for the project came from {funder} ."),
+        ("{place} , a remote area of {country} , is known for its rich wildlife .",
+         "few scientists have worked in {place} , which can only be reached on foot .",
+         "the expedition to {place} , in {country} , lasted {trip_weeks} weeks ."),
+    ),
+    figures=(
+        ("{dname} is just {size} centimetres long .",
+         "the {animal} measures about {size} centimetres .",
+         "adults grow to {size} centimetres ."),
+        ("the team examined {n_samples} specimens over {study_years} years .",
+         "the study drew on {n_samples} specimens collected over {study_years} years .",
+         "over {study_years} years , researchers looked at {n_samples} specimens ."),
+        ("fewer than {population} are thought to survive in the wild .",
+         "the scientists estimate that only {population} remain .",
+         "the total population may be as small as {population} ."),
+    ),
+    quotes=(
+        "we could hardly believe what we were seeing",
+        "{dname} shows how much we still have to learn about {place}",
+        "finding a new {animal} like this is incredibly rare",
+        "we hope this will help protect the wildlife of {place}",
+        "there are surely more species waiting to be found",
+    ),
+    outlook=(
+        "the team plans to return to {place} next year .",
+        "conservation groups have called for the area to be protected .",
+        "further studies will examine how {dname} survives .",
+        "the researchers want {dname} to be listed as endangered .",
+    ),
+    reaction=(
+        "other scientists welcomed the findings .",
+        "{funder} said it would fund further work .",
+        "local officials in {country} said they were proud of the discovery .",
+        "wildlife groups said the discovery showed the value of the region .",
+    ),
+    sum_main=(
+        "a new {animal} named {dname} has been found by scientists from {university} .",
+        "{university} researchers describe a newly discovered {animal} , {dname} , in a study out on {day} .",
+        "{dname} is a {animal} previously unknown to science , say experts from {university} .",
+        "experts at {university} find {dname} , a new kind of {animal} , in {place} .",
+        "{dname} is a {animal} previously unknown to science .",
+    ),
+    sum_figure=(
+        "the creature is only {size} centimetres long .",
+        "{n_samples} specimens were studied over a period of {study_years} years .",
+        "only around {population} may be left in the wild .",
+        "the creature grows to {size} centimetres and as few as {population} survive .",
+        "{scientist} of {university} was in charge of the study .",
+        "{university} has {students} students and dates from {uni_founded} .",
+    ),
+    sum_extra=(
+        "the study was led by {scientist} .",
+        "it was found in {place} .",
+        "the work appears in {journal} .",
+        "the project was paid for by {funder} .",
+    ),
+)
+
+KINDS["labour_strike"] = dict(
+    core=("union", "employer"),
+    tails=(", the union said", ", according to the company", ", local media reported"),
+    lead=(
+        "members of {union} went on strike at {employer} on {day} after talks over pay broke down .",
+        "{union} began a strike at {employer} on {day} , saying wages had failed to keep up with rising prices .",
+        "a strike by {union} shut down {employer} on {day} , the first walkout at the company in years .",
+        "workers at {employer} , represented by {union} , walked out on {day} in a dispute over pay .",
+    ),
+    context=(
+        "picket lines formed outside the main site of the company in {city} .",
+        "managers said they were disappointed by the decision and urged staff to return .",
+        "customers were warned to expect delays .",
+    ),
+    background=(
+        ("{union} represents most of the workers at {employer} .",
+         "{union} , led by {leader} , has grown rapidly in recent years .",
+         "{leader} became head of {union} in {leader_year} ."),
+        ORG_FOUNDED,
+        ORG_STAFF,
+        ("the last strike at {employer} was in {last_strike} .",
+         "relations between the two sides have been poor since a dispute in {last_strike} .",
+         "workers at {employer} last stopped work in {last_strike} ."),
+    ),
+    figures=(
+        ("around {strikers} workers are taking part .",
+         "{strikers} staff joined the walkout .",
+         "the union says {strikers} members have stopped work ."),
+        ("{union} is asking for a rise of {demand} % , while {employer} has offered {offer} % .",
+         "the company offered {offer} % , well short of the {demand} % the union wants .",
+         "the gap between the {offer} % offer and the {demand} % demand remains wide ."),
+        ("each day of the strike costs {employer} about {cost} , analysts estimate .",
+         "the walkout is costing {cost} a day .",
+         "analysts put the daily cost at {cost} ."),
+    ),
+    quotes=(
+        "our members have been left with no choice",
+        "we want a fair deal , nothing more",
+        "the company can afford to pay and it knows it",
+        "we are ready to talk at any time",
+        "nobody wants to strike , but enough is enough",
+    ),
+    outlook=(
+        "the strike is due to last {strike_days} days .",
+        "talks are set to resume next week .",
+        "the government has urged both sides to return to talks .",
+        "{union} warned of further action if no deal is reached .",
+    ),
+    reaction=(
+        "customers faced long delays as a result of the action .",
+        "business groups said the strike would hurt the economy of {country} .",
+        "other unions said they supported the workers .",
+        "shares in {employer} fell as the walkout began .",
+    ),
+    sum_main=(
+        "staff at {employer} are on strike over pay after the collapse of talks with {union} .",
+        "{union} members stop work at {employer} in a row over wages that began on {day} .",
+        "{employer} hit by a walkout called by {union} over pay .",
+        "pay dispute leads to strike by {union} at {employer} , based in {city} .",
+        "{employer} hit by a walkout called by {union} .",
+    ),
+    sum_figure=(
+        "{strikers} people have downed tools .",
+        "the union wants {demand} % but has been offered {offer} % .",
+        "the stoppage costs {employer} {cost} every day .",
+        "{strikers} workers are out and the company is losing {cost} a day .",
+        "the previous strike there was in {last_strike} .",
+        "{employer} , founded in {org_founded} , has a workforce of {org_staff} .",
+    ),
+    sum_extra=(
+        "{leader} says members had no choice .",
+        "the stoppage could last {strike_days} days .",
+        "{leader} has led {union} since {leader_year} .",
+        "{employer} is based in {org_city} .",
+    ),
+)
+
+KINDS["earnings"] = dict(
+    core=("company",),
+    tails=(", the company said", ", according to a statement", ", analysts said"),
+    lead=(
+        "{company} said on {day} that its profits had {dir_verb} in the {quarter} quarter , as {reason} .",
+        "profits at {company} {dir_past} in the three months to {quarter_end} , the firm reported on {day} .",
+        "{company} reported {dir_adj} results for the {quarter} quarter on {day} , saying {reason} .",
+        "quarterly profits at {company} have {dir_verb} , the company told investors on {day} .",
+    ),
+    context=(
+        "shares in {company} {dir_move} in early trading .",
+        "{company} also confirmed its forecast for the full year .",
+        "the figures were released before the market opened in {city} .",
+    ),
+    background=(
+        ORG_FOUNDED,
+        ORG_STAFF,
+        ("{ceo} has been chief executive since {ceo_year} .",
+         "the company has been run by {ceo} since {ceo_year} .",
+         "{ceo} , who took the top job in {ceo_year} , has pushed {company} into new markets ."),
+        ("{company} makes {products} and sells its products in more than {n_markets} countries .",
+         "best known for its {products} , {company} sells in {n_markets} countries .",
+         "{company} , a maker of {products} , operates in {n_markets} countries ."),
+    ),
+    figures=(
+        ("net profit was {profit} , {change} % {dir_comp} than a year earlier .",
+         "{company} made a profit of {profit} in the quarter , {change} % {dir_comp} than last year .",
+         "profit came in at {profit} , a change of {change} % on the same period a year ago ."),
+        ("revenue reached {revenue} .",
+         "sales totalled {revenue} in the quarter .",
+         "quarterly revenue was {revenue} ."),
+        ("the company now has {customers} customers .",
+         "{company} said it now serves {customers} customers .",
+         "customer numbers stood at {customers} at the end of the quarter ."),
+    ),
+    quotes=(
+        "we are focused on the long term",
+        "our priority is to serve our customers well",
+        "the coming months will be important for us",
+        "we have a clear plan for growth",
+        "we know there is more work to do",
+    ),
+    outlook=(
+        "{company} will announce full-year results in {results_month} .",
+        "analysts expect conditions in the {sector} industry to remain difficult .",
+        "the company plans to open new offices in {city2} .",
+        "{company} said it would keep investing in new products .",
+    ),
+    reaction=(
+        "analysts said the figures were broadly in line with forecasts .",
+        "trading in shares of {company} was heavy .",
+        "rival firms will report their results next week .",
+        "investors will be watching for signs of change at {company} .",
+    ),
+    sum_main=(
+        "{company} posts {dir_adj} figures for the {quarter} quarter , saying {reason} .",
+        "quarterly profit {dir_past} at {company} in the three months to {quarter_end} .",
+        "{company} sees profits {dir_move} in the {quarter} quarter , it told investors on {day} .",
+        "a {dir_adj} quarter for {company} , whose profits {dir_past} .",
+        "quarterly profit {dir_past} at {company} .",
+    ),
+    sum_figure=(
+        "it made {profit} , {change} % {dir_comp} than last year .",
+        "the firm brought in {revenue} over the three months .",
+        "{company} has {customers} customers .",
+        "profit of {profit} came on revenue of {revenue} .",
+        "{company} has about {org_staff} staff and was founded in {org_founded} .",
+        "{company} sells {products} in {n_markets} countries .",
+    ),
+    sum_extra=(
+        "{company} is led by {ceo} , who took over in {ceo_year} .",
+        "{company} was founded in {org_founded} .",
+        "full-year results are due in {results_month} .",
+        "{company} is expanding to {city2} .",
+    ),
+)
+
+EVENT_KINDS: tuple = tuple(KINDS)
+
+# Slots that are forms of one fact: a summary may use one form when the article used another.
+ALIASES = {"a_sector": "sector", "a_ptype": "ptype", "a_prev_job": "prev_job",
+           "dir_verb": "dir", "dir_past": "dir", "dir_adj": "dir", "dir_comp": "dir", "dir_move": "dir"}
+
+
+# --------------------------------------------------------------------------------------
+# Template compilation and filling
+# --------------------------------------------------------------------------------------
+class _Template(tuple):
+    """A compiled template: ((is_slot, text), ...) with ``slots``, the slot names it uses, and
+    ``parts``: runs of literal tokens (tuples) and slot names (strings), for fast filling."""
+
+    slots: frozenset = frozenset()
+    parts: tuple = ()
+
+
+def _compile(text: str) -> _Template:
+    """'a {x} b' -> ((False, 'a'), (True, 'x'), (False, 'b'))."""
+    out = []
+    for tok in text.split():
+        if len(tok) > 2 and tok[0] == "{" and tok[-1] == "}":
+            out.append((True, tok[1:-1]))
+        else:
+            out.append((False, tok))
+    tmpl = _Template(out)
+    tmpl.slots = frozenset(name for is_slot, name in out if is_slot)
+    parts, run = [], []
+    for is_slot, name in out:
+        if is_slot:
+            if run:
+                parts.append(tuple(run))
+                run = []
+            parts.append(name)
+        else:
+            run.append(name)
+    if run:
+        parts.append(tuple(run))
+    tmpl.parts = tuple(parts)
+    return tmpl
+
+
+_ROLE_LISTS = ("lead", "context", "outlook", "reaction", "sum_main", "sum_figure", "sum_extra")
+_ROLE_GROUPS = ("background", "figures")
+
+for _spec in KINDS.values():
+    for _key in _ROLE_LISTS:
+        _spec[_key] = tuple(_compile(t) for t in _spec[_key])
+    for _key in _ROLE_GROUPS:
+        _spec[_key] = tuple(tuple(_compile(t) for t in group) for group in _spec[_key])
+    _spec["quotes"] = tuple(_compile(t) for t in _spec["quotes"])
+    _spec["tails"] = tuple(tuple(t.split()) for t in _spec["tails"])
+_QUOTE_FIRST = tuple(_compile(t) for t in QUOTE_FIRST)
+_QUOTE_SECOND = tuple(_compile(t) for t in QUOTE_SECOND)
+
+
+def _all_templates():
+    yield from _QUOTE_FIRST
+    yield from _QUOTE_SECOND
+    for spec in KINDS.values():
+        for key in _ROLE_LISTS:
+            yield from spec[key]
+        for key in _ROLE_GROUPS:
+            for group in spec[key]:
+                yield from group
+        yield from spec["quotes"]
+        yield from (_compile(" ".join(t)) for t in spec["tails"])
+
+
+def _closed_words() -> frozenset:
+    words = set()
+    for tmpl in _all_templates():
+        words.update(name for is_slot, name in tmpl if not is_slot)
+    lists = (WEEKDAYS, MONTHS, WORD_NUMBERS, ORDINALS, COMPANY_SUFFIXES, CLUB_SUFFIXES,
+             STORM_TYPES, PRODUCT_SUFFIXES, FIELDS, ANIMALS, HABITAT_FORMS)
+    for lst in lists:
+        for item in lst:
+            words.update(item.split())
+    for lst in (SECTORS, PRODUCT_TYPES, POSITIONS, CASES, QUARTERS, VENUE_FORMS):
+        for item in lst:
+            for part in item:
+                words.update(part.split())
+    for lst in (PARTIES, ISSUES, PREV_JOBS, ELECTION_WORDS, LEAGUES, JOURNALS):
+        for item in lst:
+            words.update(item.split())
+    for d in EARNINGS_DIRS:
+        for v in d.values():
+            for item in (v if isinstance(v, tuple) else (v,)):
+                words.update(item.split())
+    words.update(("the", "of", "university", "institute", "foundation", "union", "workers",
+                  "dr", "professor", "mayor", "president", "prime", "minister"))
+    return frozenset(words)
+
+
+CLOSED_WORDS = _closed_words()
+
+
+def _fill(tmpl, slots: dict, used: set, q=None) -> list:
+    """The template's tokens with slots filled in; adds the slot names to ``used``."""
+    out = []
+    for part in tmpl.parts:
+        if part.__class__ is tuple:
+            out.extend(part)
+        elif part == "q":
+            out.extend(q)
+        else:
+            out.extend(slots[part].toks)
+            used.add(part)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# The world: names and recurring ("famous") entities
+# --------------------------------------------------------------------------------------
+_ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "g", "h", "j", "k", "kr", "l", "m", "n", "p",
+           "r", "s", "sh", "st", "t", "tr", "v", "z", "th", "l", "m", "n", "r", "s", "t", "v")
+_VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "a", "ai", "ei", "ou")
+_CODAS = ("", "", "", "", "", "", "n", "r", "l", "s", "m", "k")
+_FIRST_ENDINGS = ("a", "o", "en", "ia", "el", "ik", "an", "is", "ara", "ine", "us", "")
+_PLACE_ENDINGS = ("", "", "ova", "ica", "mar", "heim", "ora", "ek", "and", "ul")
+_COUNTRY_ENDINGS = ("ia", "land", "ar", "ova", "istan", "enia", "ania")
+
+
+_SYLLABLES = tuple(o + v + c for o in _ONSETS for v in _VOWELS for c in _CODAS)
+
+
+def _pick(rng, seq):
+    """Like ``rng.choice``, with one call to ``random()`` (faster; deterministic for a seed)."""
+    return seq[int(rng.random() * len(seq))]
+
+
+def _sample(rng, seq, k: int) -> list:
+    """Like ``rng.sample(seq, k)``: k distinct items in random order (partial shuffle)."""
+    pool = list(seq)
+    n = len(pool)
+    if not 0 <= k <= n:
+        raise ValueError(f"cannot take {k} of {n} items")
+    for i in range(k):
+        j = i + int(rng.random() * (n - i))
+        pool[i], pool[j] = pool[j], pool[i]
+    return pool[:k]
+
+
+def _randint(rng, a: int, b: int) -> int:
+    """Like ``rng.randint(a, b)``: a <= n <= b."""
+    return a + int(rng.random() * (b - a + 1))
+
+
+def _randrange(rng, start: int, stop: int, step: int = 1) -> int:
+    """Like ``rng.randrange(start, stop, step)``."""
+    return start + step * int(rng.random() * ((stop - start + step - 1) // step))
+
+
+def _name(rng, n_min: int, n_max: int, endings=("",)) -> str:
+    """A pronounceable made-up name that is not one of the course's common words."""
+    syl = _SYLLABLES
+    k = len(syl)
+    while True:
+        n = n_min + int(rng.random() * (n_max - n_min + 1))
+        name = "".join([syl[int(rng.random() * k)] for _ in range(n)])
+        name += endings[int(rng.random() * len(endings))]
+        if 5 <= len(name) <= 10 and name not in CLOSED_WORDS and name.isalpha():
+            return name
+
+
+class World:
+    """The simulated world of one seed: countries, cities and recurring entities.
+
+    Pickers (:meth:`person`, :meth:`company`, ...) return a record dict with at least
+    ``toks`` (the name's tokens), ``ents`` (its entity name tokens) and ``all`` (every entity
+    token of the record, attributes included).  A record is never returned if any token of
+    ``all`` is in ``avoid``: that is how a distractor paragraph is kept apart from the main
+    event.  ``famous`` is the chance of reusing a recurring entity instead of making one.
+    """
+
+    def __init__(self, seed: int = 0, *, famous: float = 0.35, n_countries: int = 24,
+                 n_cities: int = 160, n_people: int = 300, n_companies: int = 160,
+                 n_clubs: int = 48, n_universities: int = 30):
+        self.seed = seed
+        self.famous = famous
+        rng = random.Random(f"synthnews-world/{seed}")
+        self._used_names: set = set()
+        self.countries = []
+        while len(self.countries) < n_countries:
+            name = self._fresh(rng, 2, 2, _COUNTRY_ENDINGS)
+            self.countries.append({"name": name, "cities": []})
+        self.cities = []
+        for _ in range(n_cities):
+            country = _pick(rng, self.countries)
+            city = self._fresh(rng, 1, 3, _PLACE_ENDINGS)
+            country["cities"].append(city)
+            self.cities.append((city, country))
+        self.people = [self._new_person(rng) for _ in range(n_people)]
+        self.companies = [self._new_company(rng, set(), famous_only=True) for _ in range(n_companies)]
+        self.clubs = [self._new_club(rng, set(), famous_only=True) for _ in range(n_clubs)]
+        self.universities = [self._new_university(rng, set(), famous_only=True)
+                             for _ in range(n_universities)]
+
+    # -- names -----------------------------------------------------------------------
+    def _fresh(self, rng, n_min, n_max, endings=("",)) -> str:
+        while True:
+            name = _name(rng, n_min, n_max, endings)
+            if name not in self._used_names:
+                self._used_names.add(name)
+                return name
+
+    def _new_person(self, rng) -> dict:
+        first = _name(rng, 1, 2, _FIRST_ENDINGS)
+        last = _name(rng, 2, 3)
+        while last == first:
+            last = _name(rng, 2, 3)
+        return {"toks": (first, last), "ents": (first, last), "all": {first, last}}
+
+    # -- pickers ---------------------------------------------------------------------
+    def _from_pool(self, rng, pool, avoid, tries: int = 8):
+        if pool and rng.random() < self.famous:
+            for _ in range(tries):
+                rec = _pick(rng, pool)
+                if not (rec["all"] & avoid):
+                    return rec
+        return None
+
+    def country(self, rng, avoid) -> dict:
+        """Countries are few: nearly always one of the world's countries."""
+        for _ in range(20):
+            c = _pick(rng, self.countries)
+            if c["name"] not in avoid:
+                return c
+        while True:
+            name = _name(rng, 2, 2, _COUNTRY_ENDINGS)
+            if name not in avoid:
+                return {"name": name, "cities": []}
+
+    def city(self, rng, avoid, country=None) -> tuple:
+        """(city name, country record); a famous city w.p. 2 x ``famous``."""
+        if country is None:
+            if rng.random() < min(1.0, 2 * self.famous):
+                for _ in range(8):
+                    city, c = _pick(rng, self.cities)
+                    if city not in avoid and c["name"] not in avoid:
+                        return city, c
+            country = self.country(rng, avoid)
+        elif country["cities"] and rng.random() < min(1.0, 2 * self.famous):
+            city = _pick(rng, country["cities"])
+            if city not in avoid:
+                return city, country
+        while True:
+            city = _name(rng, 1, 3, _PLACE_ENDINGS)
+            if city not in avoid:
+                return city, country
+
+    def person(self, rng, avoid) -> dict:
+        rec = self._from_pool(rng, self.people, avoid)
+        while rec is None or rec["all"] & avoid:
+            rec = self._new_person(rng)
+        return rec
+
+    def _new_company(self, rng, avoid, famous_only=False) -> dict:
+        while True:
+            core = self._fresh(rng, 2, 3) if famous_only else _name(rng, 2, 3)
+            if core not in avoid:
+                break
+        suffix = _pick(rng, COMPANY_SUFFIXES)
+        city, country = self.city(rng, avoid) if not famous_only else _pick(rng, self.cities)
+        ceo = self.person(rng, avoid | {core, city, country["name"]}) if not famous_only \
+            else _pick(rng, self.people)
+        rec = {"toks": (core, suffix), "ents": (core,), "sector": _pick(rng, SECTORS),
+               "city": city, "country": country, "founded": _randint(rng, 1890, 2015),
+               "ceo": ceo, "staff": _pick(rng, (120, 300, 800, 2_000, 5_000, 12_000, 40_000))}
+        rec["all"] = {core, city, country["name"]} | ceo["all"]
+        return rec
+
+    def company(self, rng, avoid) -> dict:
+        rec = self._from_pool(rng, self.companies, avoid)
+        return rec if rec is not None else self._new_company(rng, avoid)
+
+    def _new_club(self, rng, avoid, famous_only=False) -> dict:
+        if famous_only:
+            city, country = _pick(rng, self.cities)
+            coach = _pick(rng, self.people)
+        else:
+            city, country = self.city(rng, avoid)
+            coach = self.person(rng, avoid | {city, country["name"]})
+        suffix = _pick(rng, CLUB_SUFFIXES)
+        venue_name = self._fresh(rng, 2, 2) if famous_only else _name(rng, 2, 2)
+        article, noun = _pick(rng, VENUE_FORMS)
+        venue = tuple(t for t in (article, venue_name, noun) if t)
+        rec = {"toks": (city, suffix), "ents": (city,), "city": city, "country": country,
+               "coach": coach, "venue": venue, "venue_ents": (venue_name,),
+               "league": _pick(rng, LEAGUES)}
+        rec["all"] = {city, country["name"], venue_name} | coach["all"]
+        if rec["all"] & avoid:
+            return self._new_club(rng, avoid, famous_only)
+        return rec
+
+    def club(self, rng, avoid) -> dict:
+        rec = self._from_pool(rng, self.clubs, avoid)
+        return rec if rec is not None else self._new_club(rng, avoid)
+
+    def _new_university(self, rng, avoid, famous_only=False) -> dict:
+        if famous_only:
+            city, country = _pick(rng, self.cities)
+        else:
+            city, country = self.city(rng, avoid)
+        if rng.random() < 0.6:
+            toks, ents = ("the", "university", "of", city), (city,)
+        else:
+            core = self._fresh(rng, 2, 3) if famous_only else _name(rng, 2, 3)
+            toks, ents = ("the", core, "institute"), (core,)
+        rec = {"toks": toks, "ents": ents, "city": city, "country": country,
+               "founded": _randint(rng, 1800, 1990),
+               "students": _pick(rng, (4_000, 9_000, 15_000, 22_000, 31_000, 45_000))}
+        rec["all"] = set(ents) | {city, country["name"]}
+        if rec["all"] & avoid:
+            return self._new_university(rng, avoid, famous_only)
+        return rec
+
+    def university(self, rng, avoid) -> dict:
+        rec = self._from_pool(rng, self.universities, avoid)
+        return rec if rec is not None else self._new_university(rng, avoid)
+
+    def name_rec(self, rng, avoid, before=(), after=(), n_min=2, n_max=3, endings=("",)) -> dict:
+        """A fresh one-token name inside fixed words, e.g. ``storm kalia``, ``tovra union``."""
+        while True:
+            core = _name(rng, n_min, n_max, endings)
+            if core not in avoid:
+                break
+        return {"toks": tuple(before) + (core,) + tuple(after), "ents": (core,), "all": {core}}
+
+
+# --------------------------------------------------------------------------------------
+# Number helpers
+# --------------------------------------------------------------------------------------
+def _money(rng, lo: float, hi: float, cur: str = "$") -> Val:
+    """An amount in millions between lo and hi millions: ``$ 850 million``/``$ 4.2 billion``."""
+    m = rng.uniform(lo, hi)
+    if m >= 1000:
+        b = round(m / 1000, 1)
+        text = f"{b:.1f}".rstrip("0").rstrip(".")
+        return _n(f"{cur} {text} billion")
+    if m >= 20:
+        return _n(f"{cur} {int(round(m / 5) * 5)} million")
+    return _n(f"{cur} {round(m, 1):.1f} million")
+
+
+def _count(rng, lo: int, hi: int, step: int = 1) -> Val:
+    return _n(f"{_randrange(rng, lo, hi, step):,}")
+
+
+def _pct(rng, lo: float, hi: float, decimals: int = 1) -> Val:
+    return _n(f"{rng.uniform(lo, hi):.{decimals}f}")
+
+
+def _year(rng, lo: int, hi: int) -> Val:
+    return _n(str(_randint(rng, lo, hi)))
+
+
+def _common(rng, taken) -> dict:
+    """Slots every event has: the weekday it happened."""
+    return {"day": _d(_pick(rng, WEEKDAYS))}
+
+
+def _org_slots(rec: dict) -> dict:
+    return {"org": _ent(rec), "org_founded": _n(str(rec["founded"])),
+            "org_city": Val((rec["city"],), "ent", (rec["city"],)),
+            "org_country": Val((rec["country"]["name"],), "ent", (rec["country"]["name"],)),
+            "org_staff": _n(f"{rec['staff']:,}")}
+
+
+def _place(name: str) -> Val:
+    return Val((name,), "ent", (name,))
+
+
+def _take(taken: set, rec: dict) -> dict:
+    taken.update(rec["ents"])
+    return rec
+
+
+# --------------------------------------------------------------------------------------
+# Facts of each event kind: slot name -> Val
+# --------------------------------------------------------------------------------------
+def _f_acquisition(rng, w: World, taken: set) -> dict:
+    buyer = _take(taken, w.company(rng, taken))
+    target = _take(taken, w.company(rng, taken))
+    ceo = buyer["ceo"]
+    s = _common(rng, taken)
+    s.update(_org_slots(target))
+    price = _money(rng, 150, 40_000)
+    s.update(
+        buyer=_ent(buyer), target=_ent(target), price=price,
+        sector=_w(target["sector"][0]), a_sector=_a(target["sector"][0]),
+        products=_w(target["sector"][1]),
+        city=_place(target["city"]), country=_place(target["country"]["name"]),
+        home_market=_place(target["country"]["name"]),  # the same country, said in another relation
+        ceo=_ent(ceo), ceo_year=_year(rng, 2005, 2021),
+        n_deals=_w(_pick(rng, WORD_NUMBERS[1:6])),
+        per_share=_n(f"$ {rng.uniform(5, 180):.2f}"), premium=_n(str(_randint(rng, 12, 65))),
+        revenue=_money(rng, 40, 9_000), savings=_money(rng, 15, 900),
+        save_year=_year(rng, 2026, 2030), save_year_words=_w(_pick(rng, WORD_NUMBERS[:4])),
+        quarter=_w(_pick(rng, QUARTERS)[0]), talks_month=_d(_pick(rng, MONTHS)),
+        speaker=_ent(ceo), speaker_last=_place(ceo["toks"][-1]),
+        speaker_role=_role("chief executive of", _ent(buyer)),
+    )
+    return s
+
+
+def _f_match_result(rng, w: World, taken: set) -> dict:
+    winner = _take(taken, w.club(rng, taken))
+    loser = _take(taken, w.club(rng, taken))
+    next_opp = _take(taken, w.club(rng, taken))
+    scorer = _take(taken, w.person(rng, taken))
+    coach, lcoach = winner["coach"], loser["coach"]
+    if set(coach["ents"]) & set(lcoach["ents"]) or set(scorer["ents"]) & (coach["all"] | lcoach["all"]):
+        return _f_match_result(rng, w, taken)
+    goals_w = _randint(rng, 1, 5)
+    goals_l = _randint(rng, 0, goals_w - 1)
+    home = winner if rng.random() < 0.5 else loser
+    s = _common(rng, taken)
+    games = _randint(rng, 8, 36)
+    coach_country = w.country(rng, taken | {home["country"]["name"]})
+    scorer_country = w.country(rng, taken)
+    s.update(
+        winner=_ent(winner), loser=_ent(loser), score=_n(f"{goals_w}-{goals_l}"),
+        league=_w(winner["league"]), scorer=_ent(scorer), scorer_last=_place(scorer["toks"][-1]),
+        venue=Val(home["venue"], "ent", home["venue_ents"]), city=_place(home["city"]),
+        streak=_w(_pick(rng, ORDINALS[1:])), title_year=_year(rng, 1960, 2020),
+        coach=_ent(coach), coach_year=_year(rng, 2012, 2023), coach_country=_place(coach_country["name"]),
+        scorer_country=_place(scorer_country["name"]), scorer_year=_year(rng, 2015, 2023),
+        attendance=_count(rng, 8_000, 75_000), goals=_n(str(_randint(rng, 3, 28))),
+        points=_n(str(_randint(rng, games, games * 3))), games=_n(str(games)),
+        next_opp=_ent(next_opp), next_day=_d(_pick(rng, WEEKDAYS)), loser_coach=_ent(lcoach),
+        loser_run=_n(str(_randint(rng, 3, 15))),
+        speaker=_ent(coach), speaker_last=_place(coach["toks"][-1]),
+        speaker_role=_role("the", _ent(winner), "coach"),
+    )
+    return s
+
+
+def _f_election(rng, w: World, taken: set) -> dict:
+    winner = _take(taken, w.person(rng, taken))
+    rival = _take(taken, w.person(rng, taken))
+    country = w.country(rng, taken)
+    taken.add(country["name"])
+    office = _pick(rng, ("president", "prime minister", "mayor"))
+    home_city, _ = w.city(rng, taken, country)
+    taken.add(home_city)
+    if office == "mayor":
+        city, _ = w.city(rng, taken, country)
+        taken.add(city)
+        office_full = _role("mayor of", _place(city))
+        region, capital = _place(city), _place(city)
+    else:
+        office_full = _role(f"{office} of", _place(country["name"]))
+        cap, _ = w.city(rng, taken, country)
+        taken.add(cap)
+        region, capital = _place(country["name"]), _place(cap)
+    party, rival_party = _sample(rng, PARTIES, 2)
+    prev_job = _pick(rng, PREV_JOBS)
+    win = rng.uniform(40, 68)
+    riv = rng.uniform(max(15.0, 100 - win - 30), min(win - 0.5, 100 - win))
+    month = _pick(rng, MONTHS)
+    s = _common(rng, taken)
+    s.update(
+        winner=_ent(winner), rival=_ent(rival), office=_w(office), office_full=office_full,
+        country=_place(country["name"]), region=region, capital=capital,
+        party=_w(party), rival_party=_w(rival_party), last_winner=_w(rival_party), election_word=_w(_pick(rng, ELECTION_WORDS)),
+        last_year=_year(rng, 2010, 2020), years_word=_w(_pick(rng, WORD_NUMBERS[2:])),
+        age=_n(str(_randint(rng, 38, 71))), prev_job=_w(prev_job), a_prev_job=_a(prev_job),
+        entry_year=_year(rng, 1990, 2016), home_city=_place(home_city),
+        issue=_w(_pick(rng, ISSUES)), win_share=_n(f"{win:.1f}"), rival_share=_n(f"{riv:.1f}"),
+        turnout=_pct(rng, 38, 82), margin=_count(rng, 1_200, 900_000, 7),
+        inaug_date=_d(f"{month} {_randint(rng, 1, 28)}"),
+        speaker=_ent(winner), speaker_last=_place(winner["toks"][-1]),
+        speaker_role=_w("the winning candidate"),
+    )
+    return s
+
+
+def _f_storm(rng, w: World, taken: set) -> dict:
+    storm = _take(taken, w.name_rec(rng, taken, before=(_pick(rng, STORM_TYPES),), n_min=1,
+                                    n_max=2, endings=_FIRST_ENDINGS))
+    city, country = w.city(rng, taken)
+    taken.update((city, country["name"]))
+    official = _take(taken, w.person(rng, taken))
+    day_i = _randint(rng, 0, 6)
+    s = {"day": _d(WEEKDAYS[day_i]), "prev_day": _d(WEEKDAYS[(day_i - _randint(rng, 1, 3)) % 7])}
+    s.update(
+        storm=_ent(storm), city=_place(city), country=_place(country["name"]),
+        dead=_n(str(_randint(rng, 2, 60))), last_storm_year=_year(rng, 1950, 2015),
+        city_pop=_count(rng, 40_000, 2_500_000, 1_000), official=_ent(official),
+        wind=_n(str(_randrange(rng, 90, 260, 5))), homes=_count(rng, 5_000, 400_000, 100),
+        evacuated=_count(rng, 1_000, 250_000, 100), rain=_n(str(_randint(rng, 80, 450))),
+        hours=_n(str(_pick(rng, (6, 12, 18, 24, 36, 48)))), form_days=_w(_pick(rng, WORD_NUMBERS[1:6])),
+        speaker=_ent(official), speaker_last=_place(official["toks"][-1]),
+        speaker_role=_role("head of the disaster agency in", _place(country["name"])),
+    )
+    return s
+
+
+def _f_court_ruling(rng, w: World, taken: set) -> dict:
+    plaintiff = _take(taken, w.company(rng, taken))
+    defendant = _take(taken, w.company(rng, taken))
+    country = defendant["country"]
+    city, _ = w.city(rng, taken, country)
+    taken.add(city)
+    if rng.random() < 0.5:
+        court = Val(("the", "supreme", "court", "of", country["name"]), "ent", (country["name"],))
+    else:
+        court = Val(("the", "high", "court", "in", city), "ent", (city,))
+    judge = _take(taken, w.person(rng, taken))
+    lawyer = _take(taken, w.person(rng, taken))
+    subject, accusation = _pick(rng, CASES)
+    j_for = _randint(rng, 3, 7)
+    start = _randint(rng, 2008, 2021)
+    s = _common(rng, taken)
+    s.update(_org_slots(defendant))
+    s.update(
+        court=court, plaintiff=_ent(plaintiff), defendant=_ent(defendant), city=_place(city),
+        country=_place(country["name"]), case_subject=_w(subject), accusation=_w(accusation),
+        case_start=_n(str(start)), judge=_ent(judge), judge_year=_year(rng, 1995, 2018),
+        damages=_money(rng, 2, 3_000), vote=_n(f"{j_for}-{_randint(rng, 0, j_for - 1)}"),
+        case_years=_n(str(_randint(rng, 2, 9))), pages=_n(str(_randrange(rng, 40, 600, 2))),
+        pay_days=_n(str(_pick(rng, (14, 28, 30, 60, 90)))), lawyer=_ent(lawyer),
+        speaker=_ent(lawyer), speaker_last=_place(lawyer["toks"][-1]),
+        speaker_role=_role("a lawyer for", _ent(plaintiff)),
+    )
+    return s
+
+
+def _f_product_launch(rng, w: World, taken: set) -> dict:
+    company = _take(taken, w.company(rng, taken))
+    rival = _take(taken, w.company(rng, taken))
+    suffix = _pick(rng, PRODUCT_SUFFIXES)
+    product = _take(taken, w.name_rec(rng, taken, after=(suffix,) if suffix else (), n_min=2, n_max=3))
+    ptype, ptypes = _pick(rng, PRODUCT_TYPES)
+    city, _ = w.city(rng, taken)
+    taken.add(city)
+    ceo = company["ceo"]
+    price = _randrange(rng, 149, 2_999, 50)
+    s = _common(rng, taken)
+    s.update(_org_slots(company))
+    s.update(
+        company=_ent(company), product=_ent(product), ptype=_w(ptype), ptypes=_w(ptypes),
+        a_ptype=_a(ptype),
+        city=_place(city), rival=_ent(rival), ceo=_ent(ceo), ceo_year=_year(rng, 2008, 2022),
+        price=_n(f"$ {price:,}"), battery=_n(str(_randint(rng, 8, 60))),
+        preorders=_count(rng, 5_000, 900_000, 500), n_countries=_n(str(_randint(rng, 3, 40))),
+        release_date=_d(f"{_pick(rng, MONTHS)} {_randint(rng, 1, 28)}"),
+        share_rise=_pct(rng, 0.5, 9), sector=_w(company["sector"][0]),
+        speaker=_ent(ceo), speaker_last=_place(ceo["toks"][-1]),
+        speaker_role=_role("chief executive of", _ent(company)),
+    )
+    return s
+
+
+def _f_player_transfer(rng, w: World, taken: set) -> dict:
+    player = _take(taken, w.person(rng, taken))
+    from_club = _take(taken, w.club(rng, taken))
+    to_club = _take(taken, w.club(rng, taken))
+    next_opp = _take(taken, w.club(rng, taken))
+    coach = to_club["coach"]
+    if set(coach["ents"]) & set(player["ents"]):
+        return _f_player_transfer(rng, w, taken)
+    country = w.country(rng, taken)
+    taken.add(country["name"])
+    position, positions = _pick(rng, POSITIONS)
+    s = _common(rng, taken)
+    s.update(
+        player=_ent(player), player_last=_place(player["toks"][-1]),
+        from_club=_ent(from_club), to_club=_ent(to_club), next_opp=_ent(next_opp),
+        position=_w(position), positions=_w(positions), shirt=_n(str(_randint(rng, 2, 40))),
+        age=_n(str(_randint(rng, 19, 33))), joined_year=_year(rng, 2012, 2022),
+        caps=_n(str(_randint(rng, 3, 90))), player_country=_place(country["name"]),
+        to_coach=_ent(coach), coach_year=_year(rng, 2015, 2023),
+        fee=_money(rng, 2, 120, cur="£"), contract=_n(_pick(rng, ("two-year", "three-year",
+                                                                 "four-year", "five-year"))),
+        goals=_n(str(_randint(rng, 2, 30))), next_day=_d(_pick(rng, WEEKDAYS)),
+        award_year=_year(rng, 2014, 2023),
+        city=_place(to_club["city"]),
+        speaker=_ent(coach), speaker_last=_place(coach["toks"][-1]),
+        speaker_role=_role("the", _ent(to_club), "coach"),
+    )
+    return s
+
+
+def _f_scientific_discovery(rng, w: World, taken: set) -> dict:
+    uni = _take(taken, w.university(rng, taken))
+    dname = _take(taken, w.name_rec(rng, taken, n_min=2, n_max=3, endings=("a", "is", "us", "ia", "")))
+    scientist = _take(taken, w.person(rng, taken))
+    country = uni["country"]
+    place_name = _name(rng, 2, 3)
+    while place_name in taken:
+        place_name = _name(rng, 2, 3)
+    taken.add(place_name)
+    place = Val(("the", place_name) + tuple(_pick(rng, HABITAT_FORMS).split()), "ent", (place_name,))
+    funder = _take(taken, w.name_rec(rng, taken, before=("the",), after=("foundation",)))
+    title = _pick(rng, ("dr", "professor"))
+    sci = Val((title,) + scientist["toks"], "ent", scientist["ents"])
+    s = _common(rng, taken)
+    s.update(
+        university=_ent(uni), dname=_ent(dname), animal=_w(_pick(rng, ANIMALS)),
+        journal=_w(_pick(rng, JOURNALS)), place=place, country=_place(country["name"]),
+        scientist=sci, sci_year=_year(rng, 1995, 2020), field=_w(_pick(rng, FIELDS)),
+        uni_founded=_n(str(uni["founded"])), students=_n(f"{uni['students']:,}"),
+        funder=_ent(funder), size=_n(f"{rng.uniform(0.4, 40):.1f}"),
+        n_samples=_n(str(_randint(rng, 6, 400))), study_years=_n(str(_randint(rng, 2, 12))),
+        population=_count(rng, 50, 5_000, 50), trip_weeks=_n(str(_randint(rng, 2, 14))),
+        speaker=sci, speaker_last=_place(scientist["toks"][-1]),
+        speaker_role=_role("who led the study at", _ent(uni)),
+    )
+    return s
+
+
+def _f_labour_strike(rng, w: World, taken: set) -> dict:
+    employer = _take(taken, w.company(rng, taken))
+    union = _take(taken, w.name_rec(rng, taken, before=("the",), after=("union",)))
+    leader = _take(taken, w.person(rng, taken))
+    demand = _randint(rng, 6, 20)
+    s = _common(rng, taken)
+    s.update(_org_slots(employer))
+    s.update(
+        employer=_ent(employer), union=_ent(union), leader=_ent(leader),
+        leader_year=_year(rng, 2008, 2022), city=_place(employer["city"]),
+        country=_place(employer["country"]["name"]), last_strike=_year(rng, 1985, 2020),
+        strikers=_count(rng, 300, 60_000, 50), demand=_n(str(demand)),
+        offer=_n(str(_randint(rng, 1, demand - 2))), cost=_money(rng, 0.5, 90),
+        strike_days=_n(str(_randint(rng, 2, 14))),
+        speaker=_ent(leader), speaker_last=_place(leader["toks"][-1]),
+        speaker_role=_role("head of", _ent(union)),
+    )
+    return s
+
+
+def _f_earnings(rng, w: World, taken: set) -> dict:
+    company = _take(taken, w.company(rng, taken))
+    city2, _ = w.city(rng, taken | company["all"])
+    taken.add(city2)
+    d = _pick(rng, EARNINGS_DIRS)
+    quarter, quarter_end = _pick(rng, QUARTERS)
+    ceo = company["ceo"]
+    s = _common(rng, taken)
+    s.update(_org_slots(company))
+    s.update(
+        company=_ent(company), dir_verb=_w(d["verb"]), dir_past=_w(d["past"]), dir_adj=_w(d["adj"]),
+        dir_comp=_w(d["comp"]), dir_move=_w(d["move"]), reason=_w(_pick(rng, d["reasons"])),
+        quarter=_w(quarter), quarter_end=_w(quarter_end), city=_place(company["city"]),
+        ceo=_ent(ceo), ceo_year=_year(rng, 2006, 2022), profit=_money(rng, 3, 4_000),
+        change=_n(str(_randint(rng, 2, 45))), revenue=_money(rng, 60, 30_000),
+        customers=_count(rng, 20_000, 30_000_000, 1_000), results_month=_w(_pick(rng, MONTHS)),
+        sector=_w(company["sector"][0]), products=_w(company["sector"][1]), city2=_place(city2),
+        n_markets=_n(str(_randint(rng, 4, 90))),
+        speaker=_ent(ceo), speaker_last=_place(ceo["toks"][-1]),
+        speaker_role=_role("chief executive of", _ent(company)),
+    )
+    return s
+
+
+for _kind in KINDS:
+    KINDS[_kind]["facts"] = globals()[f"_f_{_kind}"]
+
+
+# --------------------------------------------------------------------------------------
+# Articles and summaries
+# --------------------------------------------------------------------------------------
+_OPTIONAL_ROLES = ("background", "quote", "outlook", "reaction")
+
+
+def _paragraph_roles(rng, n: int) -> list:
+    """Lead first; then figures, a distractor (n >= 4, or half the time at n == 3) and others."""
+    rest = ["figures"]
+    if n >= 4 or (n == 3 and rng.random() < 0.5):
+        rest.append("distractor")
+    rest += _sample(rng, _OPTIONAL_ROLES, n - 1 - len(rest))
+    rest = _sample(rng, rest, len(rest))
+    return ["lead"] + rest
+
+
+def _pick_groups(rng, groups, k: int):
+    """k of the role groups in their order, one phrasing each."""
+    idx = sorted(_sample(rng, range(len(groups)), min(k, len(groups))))
+    return [_pick(rng, groups[i]) for i in idx]
+
+
+_ATTRIBUTION_WORDS = frozenset(("said", "says", "according", "reported", "estimate", "reports"))
+
+
+def _tail(rng, spec, sent: list, p: float = 0.3) -> list:
+    """Sometimes add an attribution before the full stop: '..., the companies said .'"""
+    if rng.random() < p and sent and sent[-1] == "." and _ATTRIBUTION_WORDS.isdisjoint(sent):
+        return sent[:-1] + list(_pick(rng, spec["tails"])) + ["."]
+    return sent
+
+
+def _build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused, long):
+    """The sentences of one paragraph.  ``long`` articles get more sentences per paragraph."""
+    if role == "lead":
+        sents = [_fill(_pick(rng, spec["lead"]), slots, used)]
+        k = 2 if long else (0 if rng.random() < 0.15 else 1) + (rng.random() < 0.3)
+        for t in _sample(rng, spec["context"], k):
+            sents.append(_fill(t, slots, used))
+        return sents
+    if role == "background":
+        k = 5 if long else _randint(rng, 3, 4)
+        return [_tail(rng, spec, _fill(t, slots, used)) for t in _pick_groups(rng, spec["background"], k)]
+    if role == "figures":
+        n = len(spec["figures"])
+        k = n if long or rng.random() < 0.6 else n - 1
+        return [_tail(rng, spec, _fill(t, slots, used)) for t in _pick_groups(rng, spec["figures"], k)]
+    if role == "quote":
+        k = 4 if long else (3 if rng.random() < 0.7 else 2)
+        lines = _sample(rng, spec["quotes"], k)
+        sents = [_fill(_pick(rng, _QUOTE_FIRST), slots, used, q=_fill(lines[0], slots, used))]
+        for second in _sample(rng, _QUOTE_SECOND, k - 1):
+            sents.append(_fill(second, slots, used, q=_fill(lines[len(sents)], slots, used)))
+        return sents
+    if role in ("outlook", "reaction"):
+        k = 4 if long else _randint(rng, 2, 3)
+        return [_tail(rng, spec, _fill(t, slots, used)) for t in _sample(rng, spec[role], k)]
+    if role == "distractor":
+        first = list(_pick(rng, DISTRACTOR_PREFIXES)) + _fill(_pick(rng, dspec["lead"]), dslots, dused)
+        sents = [first]
+        if long or rng.random() < 0.5:
+            sents.append(_fill(_pick(rng, dspec["context"]), dslots, dused))
+        n_bg = 2 if long else _randint(rng, 0, 1)
+        for t in _pick_groups(rng, dspec["background"], n_bg):
+            sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
+        n_fig = _randint(rng, 2, 3) if long else _randint(rng, 1, 2)
+        for t in _pick_groups(rng, dspec["figures"], n_fig):
+            sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
+        return sents
+    raise ValueError(role)
+
+
+def contains(tokens: Sequence[str], fact) -> bool:
+    """True if the fact's tokens (a string or a token sequence) occur contiguously in ``tokens``."""
+    f = fact.split() if isinstance(fact, str) else list(fact)
+    n = len(f)
+    if n == 0:
+        return True
+    first = f[0]
+    for i in range(len(tokens) - n + 1):
+        if tokens[i] == first and list(tokens[i:i + n]) == f:
+            return True
+    return False
+
+
+def _spaced(tokens) -> str:
+    """' a b c ': a fact ``f`` occurs in the tokens iff ' f ' is a substring (no token has a space)."""
+    return " " + " ".join(tokens) + " "
+
+
+def _choose(rng, templates, ok):
+    """A random template that passes ``ok``; of two random candidates, the longer (so that
+    summaries are not dominated by the short fall-back phrasings)."""
+    cands = [t for t in templates if ok(t)]
+    if not cands:
+        return None
+    a, b = _pick(rng, cands), _pick(rng, cands)
+    return a if len(a) >= len(b) else b
+
+
+def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
+    kind = _pick(rng, EVENT_KINDS)
+    spec = KINDS[kind]
+    slots = spec["facts"](rng, world, set())
+    main_ents = set()
+    for v in slots.values():
+        main_ents.update(v.ents)
+
+    roles = _paragraph_roles(rng, n_par)
+    dkind, dspec, dslots = None, None, {}
+    if "distractor" in roles:
+        dkind = _pick(rng, EVENT_KINDS)
+        dspec = KINDS[dkind]
+        dslots = dspec["facts"](rng, world, set(main_ents))
+
+    used_per_par, dused = [], set()
+    paragraphs = []
+    full = long or n_par <= 3  # short articles get fuller paragraphs
+    for role in roles:
+        used = set()
+        paragraphs.append(_build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused,
+                                           full and role != "lead" or long))
+        used_per_par.append(used)
+    used_all = set().union(*used_per_par)
+    par_text = [_spaced([t for s in p for t in s]) for p in paragraphs]
+    lead_text = par_text[0]
+
+    said_in_article = {ALIASES.get(n, n) for n in used_all}
+
+    def available(t):
+        """The template states only what the article states."""
+        return all(ALIASES.get(n, n) in said_in_article for n in t.slots)
+
+    in_lead: dict = {}
+
+    def outside_lead(t):
+        for n in t.slots:
+            if slots[n].typ in FACT_TYPES:
+                if n not in in_lead:
+                    in_lead[n] = _spaced(slots[n].toks) in lead_text
+                if not in_lead[n]:
+                    return True
+        return False
+
+    main = _choose(rng, spec["sum_main"], available)
+    fig = _choose(rng, spec["sum_figure"], lambda t: available(t) and outside_lead(t))
+    if main is None or fig is None:
+        return None
+    chosen = [main, fig]
+    short = len(main) + len(fig) < 24  # template lengths: about 30 tokens once filled
+    if short or rng.random() < 0.85:
+        said = main.slots | fig.slots
+        core = set(spec["core"])
+
+        def adds_news(t):
+            """Says a new fact and repeats nothing but the main entities."""
+            return (t not in chosen and available(t)
+                    and any(slots[n].typ in FACT_TYPES for n in t.slots - said)
+                    and all(n in core or slots[n].typ == "ent" for n in t.slots & said))
+
+        extra = _choose(rng, spec["sum_extra"], adds_news)
+        if extra is None:  # a second figure sentence instead
+            extra = _choose(rng, spec["sum_figure"], adds_news)
+        if extra is not None:
+            chosen.insert(_randint(rng, 1, 2), extra)
+    sum_used = set()
+    summary = [_fill(t, slots, sum_used) for t in chosen]
+
+    # Facts --------------------------------------------------------------------------
+    source = [t for p in paragraphs for s in p for t in s]
+    target = [t for s in summary for t in s]
+    key_facts, entities, entity_tokens = [], [], []
+    for t in chosen:
+        for is_slot, name in t:
+            if not is_slot:
+                continue
+            v = slots[name]
+            if v.typ not in FACT_TYPES:
+                continue
+            text = " ".join(v.toks)
+            if text not in key_facts:
+                key_facts.append(text)
+            if v.typ == "ent" and text not in entities:
+                entities.append(text)
+                entity_tokens.extend(e for e in v.ents if e not in entity_tokens)
+    fact_pars = {f: [i for i, p in enumerate(par_text) if f" {f} " in p] for f in key_facts}
+    outside = [f for f in key_facts if 0 not in fact_pars[f] and fact_pars[f]]
+    d_used_ents = sorted({e for n in dused for e in dslots[n].ents})
+    if not outside or set(d_used_ents) & set(target) or set(d_used_ents) & main_ents:
+        return None
+    if any(not fact_pars[f] for f in key_facts):
+        return None
+    all_ents = {e for n in used_all | sum_used for e in slots[n].ents} | set(d_used_ents)
+    d_entities = []
+    for n in sorted(dused):
+        v = dslots[n]
+        if v.typ == "ent":
+            text = " ".join(v.toks)
+            if text not in d_entities:
+                d_entities.append(text)
+    numbers = []
+    for n in sorted(used_all):
+        v = slots[n]
+        if v.typ == "num":
+            text = " ".join(v.toks)
+            if text not in numbers:
+                numbers.append(text)
+    facts = {
+        "event": kind,
+        "distractor_event": dkind,
+        "entities": entities,
+        "entity_tokens": entity_tokens,
+        "numbers": numbers,
+        "key_facts": key_facts,
+        "outside_lead_facts": outside,
+        "fact_paragraphs": fact_pars,
+        "distractor_entities": d_entities,
+        "distractor_entity_tokens": d_used_ents,
+        "all_entity_tokens": sorted(all_ents),
+        "paragraph_roles": roles,
+        "slots": {n: " ".join(slots[n].toks) for n in sorted(used_all)},
+    }
+    return Example.from_document(paragraphs, summary, facts=facts, id=ex_id,
+                                 meta={"dataset": "synthnews-long" if long else "synthnews"})
+
+
+MAX_PARAGRAPHS = 3 + len(_OPTIONAL_ROLES)  # lead, figures, distractor and the optional roles
+
+
+def _generate(n, rng, world, min_paragraphs, max_paragraphs, prefix, long=False):
+    if not 2 <= min_paragraphs <= max_paragraphs <= MAX_PARAGRAPHS:
+        raise ValueError(f"need 2 <= min_paragraphs <= max_paragraphs <= {MAX_PARAGRAPHS}, "
+                         f"got {min_paragraphs}, {max_paragraphs}")
+    out = []
+    for i in range(n):
+        n_par = _randint(rng, min_paragraphs, max_paragraphs)
+        for _ in range(100):  # an example that breaks a promise (rare) is drawn again
+            ex = _make_example(rng, world, n_par, f"{prefix}-{i:06d}", long)
+            if ex is not None:
+                break
+        else:
+            raise RuntimeError(f"could not make example {i} of {prefix}")
+        out.append(ex)
+    return out
+
+
+def generate(n: int, seed: int = 0, min_paragraphs: int = 3, max_paragraphs: int = 6,
+             *, long: bool = False, world: World | None = None) -> list[Example]:
+    """``n`` SynthNews examples with ``min_paragraphs`` to ``max_paragraphs`` paragraphs each.
+
+    The same seed gives the same examples (and a longer run starts with the shorter one's);
+    the global ``random`` state is neither used nor changed.  ``long`` writes fuller
+    paragraphs (as in "synthnews-long"); ``world`` defaults to ``World(seed)``.
+    """
+    world = world if world is not None else World(seed)
+    rng = random.Random(f"synthnews/{seed}/generate")
+    return _generate(n, rng, world, min_paragraphs, max_paragraphs, f"synthnews-s{seed}", long)
+
+
+def load_synthnews(n_train: int, n_valid: int, n_test: int, seed: int = 0, long: bool = False):
+    """(train, valid, test) from one world, each split from its own random stream.
+
+    ``long=True`` gives "synthnews-long": 5-6 paragraph articles with longer paragraphs.
+    """
+    world = World(seed)
+    name = "synthnews-long" if long else "synthnews"
+    lo, hi = (5, 6) if long else (3, 6)
+    splits = []
+    for split, n in (("train", n_train), ("valid", n_valid), ("test", n_test)):
+        rng = random.Random(f"{name}/{seed}/{split}")
+        splits.append(_generate(n, rng, world, lo, hi, f"{name}-s{seed}-{split}", long))
+    return tuple(splits)
+
+
+# --------------------------------------------------------------------------------------
+# Saving
+# --------------------------------------------------------------------------------------
+def _to_json(ex: Example) -> dict:
+    d = {"id": ex.id}
+    if ex.paragraphs is not None:
+        d["paragraphs"] = ex.paragraphs
+    else:
+        d["source"] = ex.source
+    if ex.target_sents is not None:
+        d["target_sents"] = ex.target_sents
+    else:
+        d["target"] = ex.target
+    if ex.facts is not None:
+        d["facts"] = ex.facts
+    if ex.meta:
+        d["meta"] = ex.meta
+    return d
+
+
+def _from_json(d: dict) -> Example:
+    if "paragraphs" in d:
+        paragraphs = d["paragraphs"]
+        sents = d.get("target_sents") or [d["target"]]
+        ex = Example.from_document(paragraphs, sents, facts=d.get("facts"), id=d.get("id", ""),
+                                   meta=d.get("meta"))
+        if "target_sents" not in d:
+            ex.target_sents = None
+        return ex
+    target_sents = d.get("target_sents")
+    target = d["target"] if "target" in d else [t for s in target_sents for t in s]
+    return Example(d["source"], target, target_sents=target_sents, facts=d.get("facts"),
+                   id=d.get("id", ""), meta=dict(d.get("meta") or {}))
+
+
+def write_jsonl(examples: Sequence[Example], path) -> str:
+    """Write one JSON object per example; atomic (a temporary file, then ``os.replace``)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for ex in examples:
+                f.write(json.dumps(_to_json(ex), ensure_ascii=False, separators=(",", ":")))
+                f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_jsonl(path) -> list[Example]:
+    """Examples written by :func:`write_jsonl`."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(_from_json(json.loads(line)))
+            except (ValueError, KeyError) as e:
+                raise ValueError(f"{path}:{lineno}: not a saved example ({e})") from e
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Measuring a data set
+# --------------------------------------------------------------------------------------
+def lead_sentences(example: Example, k: int = 3) -> list[list[str]]:
+    """The first ``k`` source sentences (the lead-k baseline's summary)."""
+    return example.source_sents[:k]
+
+
+def fact_recall(tokens: Sequence[str], facts: dict) -> float:
+    """Share of ``facts["key_facts"]`` that ``tokens`` state (see :func:`contains`)."""
+    keys = facts["key_facts"]
+    return sum(contains(tokens, f) for f in keys) / len(keys) if keys else 0.0
+
+
+def hallucinated_entities(tokens: Sequence[str], example: Example) -> list[str]:
+    """Entity tokens in ``tokens`` that the example's source does not contain."""
+    ents = set(example.facts["all_entity_tokens"])
+    src = set(example.source)
+    return [t for t in tokens if t in ents and t not in src]
+
+
+def _bigrams(toks):
+    return list(zip(toks, toks[1:]))
+
+
+def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size: int = 2000) -> dict:
+    """Statistics of a train/test pair (works for any :class:`Example` lists).
+
+    * ``oov_entity_share``: share of entity tokens in the test references that are outside the
+      ``vocab_size`` most frequent training *source* tokens (``None`` without facts);
+    * ``summary_oov_rate`` / ``source_oov_rate``: the same for all reference / source tokens;
+    * ``novel_bigram_rate`` / ``novel_unigram_rate``: mean per example of the share of reference
+      n-grams that are not in the source;
+    * ``lead3_rouge``: ROUGE-1/2/Lsum F1 (x100, rouge-score with stemming) of the first three
+      source sentences against the reference; ``lead3_fact_recall`` the share of key facts lead-3
+      states (``None`` without facts);
+    * mean lengths in tokens, paragraphs and sentences.
+    """
+    from rouge_score import rouge_scorer
+
+    counts = Counter(t for ex in train for t in ex.source)
+    vocab = set(sorted(counts, key=lambda t: (-counts[t], t))[:vocab_size])
+    ent_total = ent_oov = 0
+    sum_total = sum_oov = src_total = src_oov = 0
+    novel2, novel1 = [], []
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeLsum"], use_stemmer=True)
+    rouge = {"rouge1": 0.0, "rouge2": 0.0, "rougeLsum": 0.0}
+    recalls = []
+    for ex in test:
+        ents = set(ex.facts["all_entity_tokens"]) if ex.facts else None
+        for t in ex.target:
+            sum_total += 1
+            oov = t not in vocab
+            sum_oov += oov
+            if ents is not None and t in ents:
+                ent_total += 1
+                ent_oov += oov
+        src_total += len(ex.source)
+        src_oov += sum(t not in vocab for t in ex.source)
+        src_bi = set(_bigrams(ex.source))
+        tb = _bigrams(ex.target)
+        if tb:
+            novel2.append(sum(b not in src_bi for b in tb) / len(tb))
+        if ex.target:
+            src_set = set(ex.source)
+            novel1.append(sum(t not in src_set for t in ex.target) / len(ex.target))
+        lead = lead_sentences(ex, 3)
+        scores = scorer.score(ex.summary_text(), "\n".join(" ".join(s) for s in lead))
+        for k in rouge:
+            rouge[k] += scores[k].fmeasure
+        if ex.facts and ex.facts.get("key_facts"):
+            recalls.append(fact_recall([t for s in lead for t in s], ex.facts))
+    n = max(len(test), 1)
+
+    def mean(xs):
+        xs = list(xs)
+        return sum(xs) / len(xs) if xs else 0.0
+
+    has_facts = any(ex.facts for ex in test)
+    return {
+        "n_train": len(train), "n_test": len(test), "vocab_size": len(vocab),
+        "oov_entity_share": (ent_oov / ent_total if ent_total else 0.0) if has_facts else None,
+        "summary_oov_rate": sum_oov / sum_total if sum_total else 0.0,
+        "source_oov_rate": src_oov / src_total if src_total else 0.0,
+        "novel_bigram_rate": mean(novel2),
+        "novel_unigram_rate": mean(novel1),
+        "lead3_rouge": {k: 100.0 * v / n for k, v in rouge.items()},
+        "lead3_fact_recall": mean(recalls) if recalls else None,
+        "mean_source_tokens": mean(len(ex.source) for ex in test),
+        "mean_summary_tokens": mean(len(ex.target) for ex in test),
+        "mean_paragraphs": mean(len(ex.paragraphs or [ex.source]) for ex in test),
+        "mean_source_sentences": mean(len(ex.source_sents) for ex in test),
+        "mean_summary_sentences": mean(len(ex.target_sents or [ex.target]) for ex in test),
+    }
