@@ -53,12 +53,15 @@ def seed_everything(seed: int = 0) -> int:
     return seed
 
 
-def setup(seed: int = 0, *, plots: bool = True, threads: int | None = None) -> torch.device:
+def setup(seed: int = 0, *, plots: bool = True, threads: int | None = 1) -> torch.device:
     """Prepare a notebook: seed everything, set print and plot defaults, choose a device.
 
     The device is returned, not printed, so that stored notebook outputs are the same on a
-    laptop and on a GPU machine.  ``threads`` caps PyTorch's CPU threads (the default leaves
-    PyTorch's choice; results on CPU do not depend on it for the course's sizes).
+    laptop and on a GPU machine.  ``threads`` sets PyTorch's CPU threads.  It defaults to 1:
+    a float sum split over more threads is added in another order, which changes the last
+    bits of every result, and after a minute of training the printed metrics, so stored
+    outputs would then hold only on a machine with the same number of cores.  The course's
+    small models gain little from more threads; ``threads=None`` keeps PyTorch's choice.
     """
     seed_everything(seed)
     if threads:
