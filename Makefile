@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Jupyter refuses to run as root unless told; containers often run as root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL) -p no:cacheprovider --durations=15
