@@ -10,10 +10,20 @@ Three functions start every notebook:
 from __future__ import annotations
 
 import os
+import platform
 import random
 
-import numpy as np
-import torch
+# Stored notebook outputs must come out the same on every x86 machine.  PyTorch's own CPU
+# kernels pick their vector width from the processor (AVX2 or AVX-512), and the two add floats
+# in different orders: after a minute of training the printed metrics differ in the second
+# decimal.  Pinning AVX2 (which every x86 machine of the last decade has) removes that; it is
+# read when the first tensor operation runs, so it must be set before any.  Set
+# ATEN_CPU_CAPABILITY yourself (e.g. to "default" or "avx512") to override it.
+if platform.machine().lower() in ("x86_64", "amd64"):
+    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 __version__ = "0.1.0"
 
