@@ -2,8 +2,9 @@
 
     train MODEL --data SPEC [--profile fast|full] [--device auto|cpu|cuda] [--seed N] [--out DIR]
     evaluate DIR --data SPEC [--split test]
+    score --pred FILE --ref FILE [--sents]
 
-Both end with one line of JSON holding the final metrics (``train`` also writes it to
+All three end with one line of JSON holding the final metrics (``train`` also writes it to
 ``DIR/metrics.json``), so scripts can read results without parsing prose.  Progress and logs
 go to stderr.  Under ``torchrun`` only rank 0 prints the JSON and writes files.
 """
@@ -59,6 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--data", default=None, help="data spec (default: the one it was trained on)")
     evaluate.add_argument("--split", default="test", choices=["train", "valid", "test"])
     evaluate.add_argument("--device", default="auto")
+
+    score = sub.add_parser("score", help="ROUGE-1/2/L/Lsum of a file of summaries against references, as JSON",
+                           description="ROUGE F1 x100 (rouge-score, Porter stemmer) of one summary a line "
+                                       "against one reference a line, averaged over lines.")
+    score.add_argument("--pred", type=Path, required=True, help="system summaries, one example a line")
+    score.add_argument("--ref", type=Path, required=True, help="reference summaries, one example a line")
+    score.add_argument("--sents", action="store_true",
+                       help="sentences within a line are TAB-separated (ROUGE-Lsum splits there)")
     return parser
 
 
@@ -79,6 +88,7 @@ def cmd_train(args) -> int:
     seed_everything(args.seed)
     recipe_cls = get_model(args.model)
     hp = recipe_cls.hparams(args.profile, _overrides(args))
+    hp["profile"] = args.profile   # evaluate rebuilds the same data splits from it
     data = load_data(args.data, args.profile, args.seed)
     if args.limit_train:
         data.train = data.train[: args.limit_train]
@@ -104,13 +114,37 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+class ScoreError(ValueError):
+    """Files that cannot be scored against each other."""
+
+
+def _read_summaries(path: Path, sents: bool) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        lines = [line.rstrip("\r\n") for line in fh]
+    return [line.replace("\t", "\n") for line in lines] if sents else lines
+
+
+def cmd_score(args) -> int:
+    from .metrics import rouge
+
+    preds = _read_summaries(args.pred, args.sents)
+    refs = _read_summaries(args.ref, args.sents)
+    if len(preds) != len(refs):
+        raise ScoreError(f"{args.pred} has {len(preds)} lines but {args.ref} has {len(refs)}: "
+                         "they must hold one example a line, in the same order")
+    result = {k: round(v, 4) for k, v in rouge(preds, refs).items()}
+    result.update(n=len(refs), pred=str(args.pred), ref=str(args.ref), sents=bool(args.sents))
+    _print_json(result)
+    return 0
+
+
 def main(argv=None) -> int:
     _load_plugins()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"train": cmd_train, "evaluate": cmd_evaluate}[args.command](args)
-    except (SpecError, CheckpointError, FileNotFoundError) as exc:
+        return {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score}[args.command](args)
+    except (SpecError, CheckpointError, FileNotFoundError, ScoreError) as exc:
         print(f"dca-course: error: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -293,3 +293,54 @@ def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch:
 
 
 __all__.append("check_attention")
+
+
+# -- notebook 03: Dynamic Memory Networks ------------------------------------------------------
+def check_dmn_features(features, *, hidden_size: int = 5, batch: int = 3, facts: int = 4, seed: int = 0,
+                       atol: float = 1e-5) -> bool:
+    """Compare a learner's feature vector ``features(c, m, q, W_b)`` with the DMN's
+    (:func:`dca_course.models.dmn.dmn_features`, Kumar et al. section 2.3)::
+
+        z(c, m, q) = [c, m, q, c*q, c*m, |c-q|, |c-m|, c^T W_b q, c^T W_b m]
+
+    c is (batch, facts, H), m and q (batch, H), W_b (H, H); the answer must be
+    (batch, facts, 7H + 2).  Prints PASS or FAIL, naming the first of the nine parts that
+    differs, and returns ``True`` or ``False``.
+    """
+    from .models.dmn import dmn_features
+
+    name = getattr(features, "__name__", type(features).__name__)
+    what = f"check_dmn_features({name})"
+    H = hidden_size
+    gen = torch.Generator().manual_seed(seed)
+    c = torch.randn(batch, facts, H, generator=gen)
+    m, q = torch.randn(batch, H, generator=gen), torch.randn(batch, H, generator=gen)
+    W = torch.randn(H, H, generator=gen)
+    try:
+        got = features(c, m, q, W)
+    except NotImplementedError:
+        return _say(False, what, "it is not implemented yet")
+    except Exception as exc:  # a learner's bug: report it rather than raise
+        return _say(False, what, f"features(c, m, q, W_b) raised {type(exc).__name__}: {exc}")
+    want = dmn_features(c, m, q, W)
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return _say(False, what, f"got {shape}, expected shape (batch, facts, 7H + 2) = {tuple(want.shape)}")
+    names = ["c", "m", "q", "c*q", "c*m", "|c-q|", "|c-m|", "c^T W_b q", "c^T W_b m"]
+    widths = [H] * 7 + [1, 1]
+    start = 0
+    for part, width in zip(names, widths):
+        a, b = got[..., start: start + width], want[..., start: start + width]
+        if not torch.allclose(a, b, atol=atol):
+            hint = ""
+            if part.startswith("c^T") and torch.allclose(a, (want[..., -1:] if part.endswith("q") else want[..., -2:-1]), atol=atol):
+                hint = " (the two bilinear terms are swapped)"
+            elif part.startswith("c^T"):
+                hint = " (check the bilinear form: c^T W_b q is ((c @ W_b) * q).sum(-1), one number per fact)"
+            return _say(False, what, f"part {names.index(part) + 1} ({part}, columns {start}..{start + width - 1}) "
+                                     f"differs from the DMN's{hint}")
+        start += width
+    return _say(True, what, "all nine parts match, in order, for every fact of every example")
+
+
+__all__.append("check_dmn_features")

@@ -21,3 +21,159 @@ def sequence_nll(log_probs: torch.Tensor, targets: torch.Tensor, mask: torch.Ten
     nll = -log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)   # (batch, steps)
     mask = mask.to(nll.dtype)
     return (nll * mask).sum() / mask.sum().clamp_min(1.0)
+
+
+def coverage_loss(attn: torch.Tensor, coverage: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """See et al. 2017, eq. (12): sum_i min(a^t_i, c^t_i), averaged over real target tokens.
+
+    attn (batch, steps, src_len): the attention a^t of each step; coverage (batch, steps,
+    src_len): c^t = sum_{t' < t} a^{t'} (eq. 10), the attention paid *before* step t; mask
+    (batch, steps): True at real target positions.  The total loss of eq. (13) is
+    ``sequence_nll(...) + lam * coverage_loss(...)``.
+    """
+    per_step = torch.minimum(attn, coverage).sum(dim=-1)             # (batch, steps)
+    mask = mask.to(per_step.dtype)
+    return (per_step * mask).sum() / mask.sum().clamp_min(1.0)
+
+
+# -- Deep Communicating Agents: semantic cohesion, self-critical RL, the mixed loss ----------------
+# Celikyilmaz et al. 2018, section 3; self-critical sequence training (Rennie et al. 2017); the
+# mixed objective of Paulus et al. 2017.
+
+SENTENCE_ENDERS = (".", "!", "?")
+
+
+def semantic_cohesion(states: torch.Tensor, sent_end: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """L_SEM = sum_{q=2}^{Q} cos(s'_q, s'_{q-1}), averaged over the batch (DCA section 3).
+
+    states (batch, steps, H): the decoder states s_t; sent_end (batch, steps): True at the steps
+    whose output ends a sentence (s'_q is the state that emits the q-th sentence's ".");
+    ``mask`` (batch, steps) restricts them to real positions.  A summary with fewer than two
+    sentences adds 0.
+
+    Sign: the term is *added* to the loss that is minimised, ``L_MLE + lam * L_SEM``, as in the
+    paper.  Minimising the cosine of consecutive sentence-end states pushes them apart, which
+    is the paper's aim: a sentence should not repeat the one before it.  (Subtracting it would
+    reward sentences that say the same thing.)
+    """
+    ends = sent_end.to(torch.bool)
+    if mask is not None:
+        ends = ends & mask.to(torch.bool)
+    # the end states of each row in order: sentence-end steps first (a stable sort keeps order)
+    order = torch.argsort((~ends).to(torch.int8), dim=1, stable=True)
+    picked = states.gather(1, order.unsqueeze(-1).expand(-1, -1, states.size(-1)))    # (batch, steps, H)
+    count = ends.sum(dim=1, keepdim=True)                                               # Q per row
+    cos = torch.nn.functional.cosine_similarity(picked[:, 1:], picked[:, :-1], dim=-1)  # (batch, steps-1)
+    pair = torch.arange(1, states.size(1), device=states.device).unsqueeze(0) < count  # q = 2..Q
+    return (cos * pair.to(cos.dtype)).sum(dim=1).mean()
+
+
+def self_critical_loss(sample_log_probs: torch.Tensor, sample_mask: torch.Tensor,
+                       sample_reward, greedy_reward) -> torch.Tensor:
+    """Self-critical policy gradient (Rennie et al. 2017; Paulus et al. 2017; DCA section 3):
+
+        L_RL = -(r(y~) - r(y^)) sum_t log p(y~_t | y~_<t, x),  averaged over the batch,
+
+    y~ sampled from the model, y^ its greedy output (the baseline).  Minimising it makes a sample
+    that beats the greedy output more likely and one that loses to it less likely.
+
+    sample_log_probs, sample_mask (batch, steps): log p of each sampled word (the final </s>
+    included) and True at those steps.  The rewards are numbers: (batch,) for one reward per
+    summary, or (batch, steps) per-word returns (the intermediate rewards, see
+    :func:`sentence_advantages`); either side may be a float.  They carry no gradient.
+    """
+    lp = sample_log_probs * sample_mask.to(sample_log_probs.dtype)
+    r_s = torch.as_tensor(sample_reward, dtype=lp.dtype, device=lp.device)
+    r_g = torch.as_tensor(greedy_reward, dtype=lp.dtype, device=lp.device)
+    adv = (r_s - r_g).detach()
+    if adv.dim() == 1:
+        adv = adv.unsqueeze(1)                                   # one reward for every word
+    return -(adv * lp).sum(dim=1).mean()
+
+
+def mixed_loss(rl_loss: torch.Tensor, mle_loss: torch.Tensor, gamma: float) -> torch.Tensor:
+    """L_MIXED = gamma L_RL + (1 - gamma) L_MLE (Paulus et al. 2017; DCA section 3)."""
+    return gamma * rl_loss + (1.0 - gamma) * mle_loss
+
+
+_SCORERS: dict = {}          # one rouge-score scorer per ROUGE type (building one is slow)
+
+
+def _rouge_scorer(kind: str):
+    if kind not in _SCORERS:
+        from rouge_score import rouge_scorer
+        _SCORERS[kind] = rouge_scorer.RougeScorer([kind], use_stemmer=True)
+    return _SCORERS[kind]
+
+
+def rouge_reward(pred_tokens, ref_text: str, kind: str = "rougeL") -> float:
+    """The reward r(y): ROUGE F1 in [0, 1] of a token list against a reference text, computed
+    by rouge-score with the Porter stemmer (as :mod:`dca_course.metrics` does, without the x100).
+
+    ``kind`` is a rouge-score type (``rougeL`` by default, the DCA paper's reward; ``rouge1``,
+    ``rouge2``, ``rougeLsum``).  The prediction is given one sentence a line, so ``rougeLsum``
+    sees its sentences; ``ref_text`` should hold the reference's sentences on separate lines.
+    """
+    from .metrics import sentences_to_text
+
+    return float(_rouge_scorer(kind).score(ref_text, sentences_to_text(pred_tokens))[kind].fmeasure)
+
+
+def sentence_spans(tokens, enders=SENTENCE_ENDERS) -> list[tuple[int, int]]:
+    """(start, end) token spans of the sentences of ``tokens`` (a trailing unfinished one included)."""
+    spans, start = [], 0
+    for i, tok in enumerate(tokens):
+        if tok in enders:
+            spans.append((start, i + 1))
+            start = i + 1
+    if start < len(tokens):
+        spans.append((start, len(tokens)))
+    return spans
+
+
+def prefix_rewards(pred_tokens, ref_text: str, kind: str = "rougeL") -> list[float]:
+    """[r(first q sentences) for q = 0 .. Q], with r(no sentence) = 0."""
+    spans = sentence_spans(pred_tokens)
+    return [0.0] + [rouge_reward(pred_tokens[:end], ref_text, kind) for _, end in spans]
+
+
+def intermediate_rewards(pred_tokens, ref_text: str, kind: str = "rougeL") -> list[float]:
+    """The DCA paper's sentence-level rewards: r(y_q) = r([y_1..y_q]) - r([y_1..y_{q-1}]), what
+    sentence q adds to the summary's score.  They sum to r(y)."""
+    pre = prefix_rewards(pred_tokens, ref_text, kind)
+    return [b - a for a, b in zip(pre[:-1], pre[1:])]
+
+
+def _returns(deltas: list, discount: float) -> list[float]:
+    """G_q = sum_{q' >= q} discount^(q' - q) deltas[q'] for every q."""
+    out, g = [], 0.0
+    for d in reversed(deltas):
+        g = d + discount * g
+        out.append(g)
+    return out[::-1]
+
+
+def sentence_advantages(sample_tokens, greedy_tokens, ref_text: str, kind: str = "rougeL",
+                        discount: float = 1.0) -> list[float]:
+    """Per-word advantages with intermediate (sentence-level) rewards, one for each sampled word
+    and one for the final </s> (which belongs to the last sentence).
+
+    A word of sentence q is credited with the return of its sentence, G_q = sum_{q' >= q}
+    discount^(q' - q) r(y~_q') over the intermediate rewards of :func:`intermediate_rewards`,
+    less the greedy baseline's return from its own sentence q (0 once the greedy summary has
+    no sentence q).  ``discount=1`` (default) credits a sentence with everything the summary
+    gains from it on (the undiscounted reward to go; then a one-sentence summary gets the plain
+    self-critical advantage r(y~) - r(y^)); ``discount=0`` with its own gain only.  Pass the
+    result, padded to (batch, steps), as ``sample_reward`` of :func:`self_critical_loss` with
+    ``greedy_reward=0``.
+    """
+    g_s = _returns(intermediate_rewards(sample_tokens, ref_text, kind), discount) or [0.0]
+    g_g = _returns(intermediate_rewards(greedy_tokens, ref_text, kind), discount)
+    base = lambda q: g_g[q] if q < len(g_g) else 0.0         # noqa: E731
+    spans = sentence_spans(sample_tokens) or [(0, 0)]
+    out = []
+    for q, (start, end) in enumerate(spans):         # q: 0-based sentence index
+        out.extend([g_s[q] - base(q)] * (end - start))
+    q_last = len(spans) - 1
+    out.append(g_s[q_last] - base(q_last))
+    return out

@@ -106,3 +106,67 @@ def sentences_to_text(tokens: Sequence[str], enders: tuple = (".", "!", "?")) ->
         lines.append(" ".join(cur))
     return "\n".join(lines)
 
+
+
+# -- facts (SynthNews) ---------------------------------------------------------------------------
+# A SynthNews example knows its facts (see dca_course.data.synthnews): ``key_facts`` are the
+# space-joined token strings a good summary states (names, numbers, dates), and
+# ``all_entity_tokens`` the name tokens of every entity the article or its summary names.
+
+
+def _states(tokens: Sequence[str], fact) -> bool:
+    """True if the fact's tokens occur contiguously in ``tokens``."""
+    f = fact.split() if isinstance(fact, str) else list(fact)
+    n = len(f)
+    if n == 0:
+        return True
+    return any(list(tokens[i: i + n]) == f for i in range(len(tokens) - n + 1) if tokens[i] == f[0])
+
+
+def fact_recall(pred_tokens: Sequence[str], facts: dict) -> float:
+    """Share of ``facts["key_facts"]`` that the prediction states word for word (0 if none)."""
+    keys = facts.get("key_facts") or []
+    return sum(_states(pred_tokens, f) for f in keys) / len(keys) if keys else 0.0
+
+
+def hallucinated_entities(pred_tokens: Sequence[str], source_tokens: Sequence[str], facts: dict,
+                          entity_tokens: Iterable[str] = ()) -> list[str]:
+    """Entity name tokens in the prediction that its source does not contain (in order, repeats kept).
+
+    An entity token is one of this example's ``facts["all_entity_tokens"]``, or of
+    ``entity_tokens``: pass the name tokens of other articles too (:func:`fact_metrics` passes
+    those of every article it scores), so that a name the model brings in from *another*
+    article (the typical hallucination of a model that cannot copy and falls back on names it
+    saw in training) counts.
+    """
+    names = set(facts.get("all_entity_tokens") or ()) | set(entity_tokens)
+    src = set(source_tokens)
+    return [t for t in pred_tokens if t in names and t not in src]
+
+
+def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entity_tokens: Iterable[str] = ()) -> dict:
+    """``fact_recall`` (mean share of key facts stated) and ``hallucinated_entities`` (mean number
+    of entity tokens per summary that its source does not contain) over examples with ``facts``;
+    an empty dict when no example has facts.  The entity tokens are those of all the scored
+    examples (names recur across articles: a generator that cannot copy tends to write the
+    frequent names it saw in training) plus ``entity_tokens``."""
+    pairs = [(p, ex) for p, ex in zip(predictions, examples) if getattr(ex, "facts", None)]
+    if not pairs:
+        return {}
+    names = set(entity_tokens)
+    for _, ex in pairs:
+        names.update(ex.facts.get("all_entity_tokens") or ())
+    return {"fact_recall": mean(fact_recall(p, ex.facts) for p, ex in pairs),
+            "hallucinated_entities": mean(len(hallucinated_entities(p, ex.source, ex.facts, names))
+                                          for p, ex in pairs)}
+
+
+def oov_entity_recall(pred_tokens: Sequence[str], facts: dict, vocab) -> float | None:
+    """Share of the reference's key entity tokens that are out of ``vocab`` (any container of
+    words) and that the prediction names: what only a copying model can get (None if the
+    reference has no such token)."""
+    oov = [t for t in facts.get("entity_tokens") or () if t not in vocab]
+    if not oov:
+        return None
+    pred = set(pred_tokens)
+    return sum(t in pred for t in oov) / len(oov)

@@ -102,3 +102,33 @@ def line_plot(values: Sequence[float], labels: Sequence[str] | None = None, *, a
         ax.set_xticklabels(list(labels), rotation=90)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
+
+
+def memory_gates_heatmap(gates, facts: Sequence[str], *, supporting: Sequence[int] = (), ax=None,
+                         title: str | None = None, max_chars: int = 42, cmap: str = "viridis") -> str:
+    """Heatmap of a memory network's gates, facts (rows) x passes (columns); returns one text
+    line per pass: ``pass i -> fact t 'text' (gate)``.
+
+    ``gates`` is (passes, facts) - the gates g^i_t of a Dynamic Memory Network for one story -
+    and is cut to the facts given.  Facts listed in ``supporting`` get a ``*`` in their label
+    and in the summary, so one can see whether each pass found a supporting fact.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    g = _as_array(gates)[:, : len(facts)]
+    marks = ["*" if t in set(supporting) else " " for t in range(len(facts))]
+    labels = [f"{m}{t:>2} {f[:max_chars]}" for t, (m, f) in enumerate(zip(marks, facts))]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.1 * g.shape[0] + 4.5, 0.32 * len(facts) + 1.2))
+    sns.heatmap(g.T, ax=ax, cmap=cmap, vmin=0.0, vmax=1.0, annot=True, fmt=".2f", cbar=False,
+                xticklabels=[f"pass {i + 1}" for i in range(g.shape[0])], yticklabels=labels)
+    ax.tick_params(axis="y", rotation=0)
+    ax.set_ylabel("fact (* = supporting)")
+    if title:
+        ax.set_title(title)
+    lines = []
+    for i in range(g.shape[0]):
+        t = int(g[i].argmax())
+        lines.append(f"pass {i + 1} -> fact {t}{marks[t].strip()} {facts[t]!r} ({g[i, t]:.2f})")
+    return "\n".join(lines)

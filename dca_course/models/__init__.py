@@ -13,3 +13,5 @@ from .gru_lm import GRULanguageModel
 from .seq2seq import Seq2Seq
 
 __all__ = ["GRULanguageModel", "Seq2Seq"]
+from .dca import DCA  # noqa: E402,F401  (Deep Communicating Agents)
+from .dmn import DMN  # noqa: E402,F401  (Dynamic Memory Networks)

@@ -1,0 +1,285 @@
+"""Deep Communicating Agents (Celikyilmaz et al. 2018, "Deep Communicating Agents for
+Abstractive Summarization"), section 2.
+
+A document is split among M agents (:mod:`dca_course.data.agents`); each agent encodes its
+chunk, and the agents talk to each other between encoder layers.  One decoder attends to the
+words of every agent, then to the agents, and copies from any of them.
+
+Multi-agent encoder (equation numbers as in the paper)
+------------------------------------------------------
+Local encoder, one bi-LSTM per agent (the same weights for all agents) over its words e_i::
+
+    ->h_i, <-h_i = bLSTM(e_i, ->h_{i-1}, <-h_{i+1})                          (1)
+    h_i^(1)      = W1 [->h_i; <-h_i]                                          (2)
+
+K contextual layers.  At layer k agent a receives the message z^(k), the mean of the last
+hidden states h_{m,I}^(k) (the layer's output at the agent's last word I) of the *other* agents::
+
+    h_i^(k+1) = W2 [bLSTM(f(h_i^(k), z^(k)), ->h_{i-1}^(k+1), <-h_{i+1}^(k+1))]   (3), (4)
+    z^(k)     = 1/(M-1) sum_{m != a} h_{m,I}^(k)                               (5)
+    f(h, z)   = v1^T tanh(W3 h + W4 z)                                         (6)
+
+Choices the paper leaves open:
+
+* read literally, v1^T in eq. (6) makes f a scalar, which cannot be an LSTM's input.  Here
+  v1 is a matrix (``nn.Linear(H, H)``): f returns a vector of the hidden size.  v1, W3, W4
+  are shared by all agents; each contextual layer has its own (the paper gives them no layer
+  index), and its own bi-LSTM and W2;
+* an *empty* agent (a short document, see :func:`~dca_course.data.agents.split_document`)
+  sends no message: the mean of eq. (5) runs over the other agents that have words, and is
+  zero when there is none; its own states are zero;
+* all agents run as one batch: (batch, agents, len, dim) is reshaped to
+  (batch * agents, len, dim) for every LSTM, never a Python loop over agents.
+
+Decoder with agent attention (section 2.2)
+------------------------------------------
+One LSTM layer, started from the first agent's last state (the final forward and backward
+states [->h_I; <-h_1] of its top bi-LSTM, through a linear map and a ReLU, for both the LSTM's
+hidden and cell states).  Its input is
+x_t = [E y_{t-1}; c*_{t-1}] (the previous context fed back).  At step t, with state s_t::
+
+    l_a^t  = softmax(v2^T tanh(W5 h_a^(K) + W6 s_t + b1))   word attention in agent a  (7)
+    c_a^t  = sum_i l_{a,i}^t h_{a,i}^(K)                     agent a's context          (8)
+    g^t    = softmax(v3^T tanh(W7 c_a^t + W8 s_t + b2))      attention over agents      (9)
+    c*_t   = sum_a g_a^t c_a^t                                                         (10)
+    P_voc  = softmax(MLP([s_t; c*_t]))                                                 (11)
+    P_voc  = softmax(MLP([s_t; c*_t; c*_{t-1}]))  contextual agent attention (default)  (12)
+
+Multi-agent pointer network: each agent has its own generation probability and its own
+distribution over the extended vocabulary, and the agent attention mixes them::
+
+    p_a^t   = sigmoid(v5^T c_a^t + v6^T s_t + v7^T x_t + b)                            (13)
+    P^a(w)  = p_a^t P_voc(w) + (1 - p_a^t) sum_{i: w_{a,i} = w} l_{a,i}^t              (14)
+    P(w)    = sum_a g_a^t P^a(w)                                                        (15)
+
+Eq. (14) is the pointer-generator's final distribution
+(:func:`~dca_course.models.pointer_generator.final_distribution`), computed for all
+(batch * agents) rows at once.  Empty agents get exactly zero agent attention, so they add
+nothing to eq. (10) or (15).  (Memory: eq. (14) holds batch * agents rows of the extended
+vocabulary per step; with V = 50,000 that is a few GB for a teacher-forced batch of 16 x 100
+steps - fine on a GPU, tiny for the course's V = 2,000.)
+
+Decoding protocol (see :mod:`dca_course.models`): ``encode(batch)`` returns a dict of
+batch-first tensors (agents and words as further dimensions), ``step(y_prev, state)`` takes
+extended ids (ids >= V are read as UNK), so greedy search, sampling and the batched beam
+search of :mod:`dca_course.decoding` work unchanged.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..nn.attention import AdditiveAttention
+from .pointer_generator import decoder_inputs, final_distribution, oov_slots, safe_log
+
+__all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents",
+           "reverse_within_length"]
+
+
+def last_states(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """h (batch, agents, len, dim), mask (batch, agents, len) -> each agent's output at its last
+    word, h_{a,I} (batch, agents, dim); zeros for an empty agent."""
+    lengths = mask.sum(-1)                                                   # (batch, agents)
+    idx = (lengths - 1).clamp_min(0)
+    last = h.gather(2, idx[:, :, None, None].expand(-1, -1, 1, h.size(-1))).squeeze(2)
+    return last * (lengths > 0).unsqueeze(-1).to(h.dtype)
+
+
+def agent_messages(last: torch.Tensor, agent_mask: torch.Tensor) -> torch.Tensor:
+    """Eq. (5): z_a = mean of the other non-empty agents' last states.
+
+    last (batch, agents, dim), agent_mask (batch, agents) True for agents with words.  Returns
+    (batch, agents, dim); the message is zero when no other agent has words.
+    """
+    m = agent_mask.to(last.dtype).unsqueeze(-1)                              # (batch, agents, 1)
+    total = (last * m).sum(dim=1, keepdim=True)                              # (batch, 1, dim)
+    others = (total - last * m)                                              # sum over m != a
+    count = (m.sum(dim=1, keepdim=True) - m).clamp_min(1.0)                  # M - 1 (non-empty)
+    return others / count
+
+
+def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
+    """Eq. (15): P(w) = sum_a g_a P^a(w).  p_agents (batch, agents, width), agent_attn
+    (batch, agents) -> (batch, width)."""
+    return torch.bmm(agent_attn.unsqueeze(1), p_agents).squeeze(1)
+
+
+class MessageFunction(nn.Module):
+    """Eq. (6), f(h, z) = v1 tanh(W3 h + W4 z), shared by all agents.
+
+    The paper writes v1^T, a vector, which would make f a scalar; here v1 is a (dim x dim)
+    matrix, so f returns a vector that the next bi-LSTM can read.
+    """
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.W3 = nn.Linear(dim, dim, bias=False)
+        self.W4 = nn.Linear(dim, dim, bias=False)
+        self.v1 = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, h: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        """h (..., len, dim) and z (..., dim) (one message for all the words of an agent)."""
+        return self.v1(torch.tanh(self.W3(h) + self.W4(z).unsqueeze(-2)))
+
+
+def reverse_within_length(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """x (N, L, ...): each row's first ``lengths[n]`` entries in reverse order, padding in place.
+
+    Its own inverse.  Feeding a sequence reversed this way to a forward LSTM is the backward
+    direction of a bi-LSTM, padding or not: the padding comes after the real words either way.
+    """
+    N, L = x.shape[:2]
+    pos = torch.arange(L, device=x.device).unsqueeze(0)                       # (1, L)
+    n = lengths.to(x.device).unsqueeze(1)
+    idx = torch.where(pos < n, n - 1 - pos, pos)                              # (N, L)
+    return x.gather(1, idx.view(N, L, *([1] * (x.dim() - 2))).expand_as(x))
+
+
+class AgentBiLSTM(nn.Module):
+    """One encoder layer for all agents at once: a bi-LSTM over (batch * agents, len, in_dim)
+    and the projection W [->h; <-h] of eqs. (2) / (4).
+
+    The two directions are two LSTMs over the padded tensor, the backward one reading each
+    sequence reversed within its length (:func:`reverse_within_length`).  This gives the
+    outputs of a packed bi-LSTM at every real position, and trains several times faster on a
+    CPU: the backward pass of PyTorch's CPU LSTM over a packed sequence copies a full-size
+    gradient at every time step.
+    """
+
+    def __init__(self, in_dim: int, hidden_size: int):
+        super().__init__()
+        self.fwd = nn.LSTM(in_dim, hidden_size, batch_first=True)
+        self.bwd = nn.LSTM(in_dim, hidden_size, batch_first=True)
+        self.proj = nn.Linear(2 * hidden_size, hidden_size)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor):
+        """x (batch, agents, len, in_dim), mask (batch, agents, len).
+
+        Returns h (batch, agents, len, H) (zero at padding and for empty agents) and each
+        agent's final states [->h_I; <-h_1] (batch, agents, 2H) (zero for an empty agent).
+        """
+        B, M, L, D = x.shape
+        flat = x.reshape(B * M, L, D)                                        # agents as a batch
+        lengths = mask.reshape(B * M, L).sum(-1)
+        fwd, _ = self.fwd(flat)                                              # (B*M, L, H)
+        bwd, _ = self.bwd(reverse_within_length(flat, lengths))
+        bwd = reverse_within_length(bwd, lengths)
+        out = torch.cat([fwd, bwd], dim=-1)                                  # [->h_i; <-h_i]
+        keep = mask.reshape(B * M, L, 1).to(out.dtype)
+        h = self.proj(out) * keep                                            # eq. (2) / (4)
+        last = (lengths - 1).clamp_min(0)
+        rows = torch.arange(B * M, device=x.device)
+        final = torch.cat([fwd[rows, last], bwd[:, 0]], dim=-1)             # [->h_I; <-h_1]
+        final = final * (lengths > 0).to(out.dtype).unsqueeze(-1)
+        return h.view(B, M, L, -1), final.view(B, M, -1)
+
+
+class DCA(nn.Module):
+    """Deep Communicating Agents: multi-agent encoder, agent attention, multi-agent pointer.
+
+    ``context_layers`` is K (0 gives agents that never talk); ``contextual=True`` uses eq. (12)
+    for the vocabulary distribution, ``False`` eq. (11).  The number of agents is the batch's
+    (``batch.src`` is (batch, agents, len)), not a parameter.
+    """
+
+    extended_vocab = True
+
+    def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256,
+                 context_layers: int = 2, attn_size: int | None = None, contextual: bool = True,
+                 pad_id: int = 0, unk_id: int = 1):
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.unk_id = unk_id
+        self.contextual = contextual
+        self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size,
+                           context_layers=context_layers, attn_size=attn_size, contextual=contextual,
+                           pad_id=pad_id, unk_id=unk_id)
+        H, A = hidden_size, attn_size or hidden_size
+        self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
+        self.local = AgentBiLSTM(emb_size, H)                                   # eqs. (1)-(2)
+        self.messages = nn.ModuleList(MessageFunction(H) for _ in range(context_layers))   # eq. (6)
+        self.contexts = nn.ModuleList(AgentBiLSTM(H, H) for _ in range(context_layers))    # eqs. (3)-(4)
+        self.reduce_h = nn.Linear(2 * H, H)                    # the decoder's first state
+        self.reduce_c = nn.Linear(2 * H, H)
+        self.cell = nn.LSTMCell(emb_size + H, H)               # x_t = [E y_{t-1}; c*_{t-1}]
+        self.word_attention = AdditiveAttention(H, H, A)       # v2, W5, W6, b1 of eq. (7)
+        self.agent_attention = AdditiveAttention(H, H, A)      # v3, W7, W8, b2 of eq. (9)
+        self.out_hidden = nn.Linear((3 if contextual else 2) * H, H)   # the MLP of eq. (11)/(12)
+        self.out = nn.Linear(H, vocab_size)
+        self.p_gen_linear = nn.Linear(H + H + emb_size + H, 1)          # v5, v6, v7, b of eq. (13)
+
+    # -- the encoder -------------------------------------------------------------------------
+    def encode_agents(self, src: torch.Tensor, mask: torch.Tensor, *, return_layers: bool = False):
+        """src, mask (batch, agents, len) -> h^(K+1) (batch, agents, len, H) and the top layer's
+        final states [->h_I; <-h_1] (batch, agents, 2H); with ``return_layers`` also the list of
+        every layer's outputs and of the messages z^(k) each layer received."""
+        agent_mask = mask.any(-1)                                               # (batch, agents)
+        h, final = self.local(self.embedding(src), mask)                       # h^(1)
+        layers, msgs = [h], []
+        for f, layer in zip(self.messages, self.contexts):
+            z = agent_messages(last_states(h, mask), agent_mask)               # eq. (5)
+            h, final = layer(f(h, z), mask)                                    # eqs. (3), (4), (6)
+            layers.append(h)
+            msgs.append(z)
+        if return_layers:
+            return h, final, layers, msgs
+        return h, final
+
+    # -- the decoding protocol ---------------------------------------------------------------
+    def encode(self, batch) -> dict:
+        mask = batch.src_mask                                                   # (B, M, L)
+        keys, final = self.encode_agents(batch.src, mask)                      # (B, M, L, H)
+        B, M, L, H = keys.shape
+        return {
+            "keys": keys,
+            "proj_keys": self.word_attention.project_keys(keys),               # W5 h, once
+            "mask": mask,
+            "agent_mask": mask.any(-1),                                         # (B, M)
+            "h": torch.relu(self.reduce_h(final[:, 0])),                       # first agent's last state
+            "c": torch.relu(self.reduce_c(final[:, 0])),
+            "context": keys.new_zeros(B, H),                                    # c*_{t-1}, zero at t = 0
+            "src_ext": batch.src_ext,                                           # (B, M, L)
+            "oov_mask": oov_slots(batch),                                       # (B, n_oov)
+        }
+
+    def step(self, y_prev: torch.Tensor, state: dict):
+        """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
+        keys, mask = state["keys"], state["mask"]
+        B, M, L, H = keys.shape
+        emb = self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))   # (B, E)
+        x = torch.cat([emb, state["context"]], dim=-1)                               # x_t
+        s, c = self.cell(x, (state["h"], state["c"]))                                # s_t
+        # word attention inside every agent: agents as a batch dimension
+        s_rep = s.unsqueeze(1).expand(B, M, H).reshape(B * M, H)
+        ctx_a, word_attn = self.word_attention(
+            s_rep, keys.reshape(B * M, L, H), mask.reshape(B * M, L),
+            projected_keys=state["proj_keys"].reshape(B * M, L, -1))               # eqs. (7), (8)
+        ctx_a = ctx_a.view(B, M, H)                                                  # c_a^t
+        context, agent_attn = self.agent_attention(s, ctx_a, state["agent_mask"])   # eqs. (9), (10)
+        feats = [s, context, state["context"]] if self.contextual else [s, context]
+        p_vocab = torch.softmax(self.out(self.out_hidden(torch.cat(feats, -1))), -1)   # eq. (12) / (11)
+        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat(
+            [ctx_a, s.unsqueeze(1).expand(B, M, H), x.unsqueeze(1).expand(B, M, x.size(-1))], -1)))  # eq. (13)
+        W = self.vocab_size + state["oov_mask"].size(1)
+        p_agents = final_distribution(
+            p_vocab.unsqueeze(1).expand(B, M, -1).reshape(B * M, -1), word_attn,
+            p_gen.reshape(B * M, 1), state["src_ext"].reshape(B * M, L), W - self.vocab_size)   # eq. (14)
+        probs = mix_agents(p_agents.view(B, M, W), agent_attn)                                  # eq. (15)
+        info = {"word_attn": word_attn.view(B, M, L), "agent_attn": agent_attn,
+                "p_gen": p_gen.squeeze(-1), "s": s}
+        return safe_log(probs), {**state, "h": s, "c": c, "context": context}, info
+
+    def forward(self, batch) -> dict:
+        """Teacher forcing.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``
+        (batch, T, agents, len), ``agent_attn`` and ``p_gen`` (batch, T, agents), and the
+        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss)."""
+        state = self.encode(batch)
+        bos = batch.tgt_in[:, :1]
+        y_prev = torch.cat([bos, batch.tgt_out[:, :-1]], dim=1)     # extended previous words
+        outs: dict[str, list] = {"log_probs": []}
+        for t in range(y_prev.size(1)):
+            lp, state, info = self.step(y_prev[:, t], state)
+            outs["log_probs"].append(lp)
+            for k, v in info.items():
+                outs.setdefault(k, []).append(v)
+        return {k: torch.stack(v, dim=1) for k, v in outs.items()}

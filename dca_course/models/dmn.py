@@ -1,0 +1,569 @@
+"""Dynamic Memory Networks (Kumar et al. 2016, "Ask Me Anything: Dynamic Memory Networks for
+Natural Language Processing"), with the attention of DMN+ (Xiong et al. 2016, "Dynamic Memory
+Networks for Visual and Textual Question Answering") as an option.
+
+A DMN answers a question about a story in four modules (section 2 of Kumar et al.):
+
+**Input module** (2.1).  The sentences of the story are concatenated, with an end-of-sentence
+mark after each, and read by one GRU over the words; the hidden state at each end-of-sentence
+position is that sentence's *fact* ``c_t``::
+
+    h_i = GRU(L[w_i], h_{i-1}),        c_t = h_{end of sentence t}
+
+**Question module** (2.2).  The question is read by a GRU with the same word embeddings ``L``;
+its last state is ``q``.  By default (``share_gru=True``) it is the input module's GRU itself, so
+that facts and question live in one space for the comparisons below; ``share_gru=False`` gives
+the question a GRU of its own.
+
+**Episodic memory module** (2.3).  ``T_M`` passes over the facts.  In pass ``i`` each fact gets
+a gate from a two-layer network of a feature vector comparing it with the question and with
+the memory so far (m^0 = q)::
+
+    z(c, m, q) = [c, m, q, c*q, c*m, |c-q|, |c-m|, c^T W^(b) q, c^T W^(b) m]          (feature vector)
+    G(c, m, q) = sigma(W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2))                 (gate)
+    g^i_t = G(c_t, m^{i-1}, q)
+
+the episode is a GRU over the facts whose step is skipped in proportion to the gate::
+
+    h^i_t = g^i_t GRU(c_t, h^i_{t-1}) + (1 - g^i_t) h^i_{t-1},      e^i = h^i_{T_C}  (episode)
+
+and the memory is updated by another GRU::
+
+    m^i = GRU(e^i, m^{i-1})                                                         (memory)
+
+**Answer module** (2.4).  Two forms, chosen with ``answer=``:
+
+* ``"word"``: one word from the last memory, ``y = softmax(W^(a) m^{T_M})``.  Every bAbI task
+  but 8 and 19 has one-word answers;
+* ``"sequence"``: the paper's GRU decoder, ``a_0 = m^{T_M}``,
+  ``a_t = GRU([y_{t-1}, q], a_{t-1})``, ``y_t = softmax(W^(a) a_t)``, run until the end token
+  ``</s>``: for the comma-separated answers of tasks 8 (``milk,football``) and 19 (``n,w``).
+  ``y_{t-1}`` enters as the embedding of the previous word (``<s>`` at the start), which is a
+  learned linear map of the paper's one-hot ``y_{t-1}``.
+  The command line picks ``"sequence"`` exactly when some training answer has several words.
+
+**Gate supervision.**  bAbI marks the supporting facts of each question, and the paper adds the
+cross-entropy of the gates against them to the answer loss: pass ``i`` is taught to pick the
+``i``-th supporting fact (passes beyond the last supporting fact are not supervised).  For the
+sigmoid gates that is a binary cross-entropy per fact (1 on the supporting fact, 0 on the
+others); for the softmax attention of DMN+ it is ``-log a_{supporting}``.  See
+:func:`gate_supervision_loss`.
+
+**DMN+** (``variant="dmn+"``, Xiong et al. section 3.3).  Two changes to the episodic memory:
+
+* the gates of one pass are a *softmax* over the facts (``g^i = softmax(scores)``), so they
+  compete: raising one lowers the others, and they always sum to 1, where the sigmoid gates of
+  the DMN are independent and may all sit near 0.5 at the start of training;
+* the episode is an *attention-GRU* (:class:`dca_course.nn.AttentionGRUCell`) whose update
+  gate is the attention weight itself, ``h_t = g_t h~_t + (1 - g_t) h_{t-1}`` with
+  ``h~_t = tanh(W c_t + r_t * (U h_{t-1} + b))``.  This is the DMN's gated step with the
+  learned update gate of the inner GRU removed: only the attention decides how much of a fact
+  enters, so a fact the attention ignores cannot leak in, and the order of the facts still
+  counts (a weighted sum of facts would lose it).
+
+Xiong et al. also shorten the feature vector to ``[c*q, c*m, |c-q|, |c-m|]``, make the memory
+update a ReLU layer (``memory_update="relu"`` here) and replace the input module; ``variant``
+changes only the attention, so the two variants differ in exactly the part the notebook compares.
+
+**Input modules** (``input_module=``).  ``"gru"`` is Kumar et al.'s: one GRU over all the words,
+facts read at the end-of-sentence marks.  ``"fusion"`` is DMN+'s (Xiong et al. section 3.1): each
+sentence is a positionally weighted sum of its word embeddings (:func:`position_encoding`), and a
+bidirectional GRU over the sentences (the "input fusion layer") gives c_t = forward + backward
+state.  In this course's runs the second pass of bAbI task 2 (find the move of the person the first
+pass found) learned within a few epochs only with ``"fusion"``: a GRU state read at the end of
+"mary went to the kitchen" keeps little of its first word, and nothing asks it to until the second
+pass already works.
+
+**Masks.**  A batch pads stories to the same number of facts.  Padded facts get exactly zero
+gate (sigmoid gates are multiplied by the mask; the softmax gives them exact zeros through
+:func:`dca_course.nn.masked_softmax`), so they leave the episode unchanged in both variants.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..nn.attention import masked_softmax
+from ..nn.gru import AttentionGRUCell
+
+VARIANTS = ("dmn", "dmn+")
+INPUT_MODULES = ("gru", "fusion")
+ANSWER_MODES = ("word", "sequence")
+
+
+# -- the batch -------------------------------------------------------------------------------
+@dataclass
+class DMNBatch:
+    """Padded tensors for a batch of bAbI examples.
+
+    =================  ===================  ==============================================
+    field              shape                meaning
+    =================  ===================  ==============================================
+    ``story``          (batch, words)       the story's words, an end-of-sentence id after
+                                            each sentence, then padding
+    ``fact_pos``       (batch, facts)       position in ``story`` of each sentence's end
+    ``fact_mask``      (batch, facts)       True for real facts, False for padding
+    ``question``       (batch, q_len)       question ids, padded
+    ``question_len``   (batch,)             real question lengths
+    ``answer``         (batch, a_len)       answer ids then ``</s>``, padded
+    ``answer_mask``    (batch, a_len)       True at real answer positions (``</s>`` too)
+    ``supporting``     (batch, n_sup)       supporting fact index per pass, -1 = none
+    ``sentences``      (batch, facts, len)  the same words, one row per sentence (for the
+                                            positional-encoding input module of DMN+)
+    ``sentence_len``   (batch, facts)       words in each sentence (0 for padded facts)
+    =================  ===================  ==============================================
+    """
+
+    story: torch.Tensor
+    fact_pos: torch.Tensor
+    fact_mask: torch.Tensor
+    question: torch.Tensor
+    question_len: torch.Tensor
+    answer: torch.Tensor
+    answer_mask: torch.Tensor
+    supporting: torch.Tensor
+    sentences: torch.Tensor
+    sentence_len: torch.Tensor
+
+    @property
+    def size(self) -> int:
+        return self.story.size(0)
+
+    def to(self, device) -> "DMNBatch":
+        return DMNBatch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+
+
+def make_dmn_batch(examples, vocab, *, max_facts: int | None = None, sentence_end: str = ".") -> DMNBatch:
+    """Turn :class:`dca_course.data.babi.BabiExample` s into a :class:`DMNBatch`.
+
+    Only the last ``max_facts`` sentences of a story are kept (the memory-network papers keep
+    the 50 most recent); a supporting fact that falls outside gets index -1 (not supervised).
+    ``sentence_end`` must be in ``vocab``: it is the end-of-sentence mark the input module
+    reads its facts at.
+    """
+    end_id = vocab.stoi[sentence_end]
+    stories, ends, supports, sent_ids = [], [], [], []
+    for ex in examples:
+        sents = ex.story[-max_facts:] if max_facts else ex.story
+        offset = len(ex.story) - len(sents)
+        ids, pos, rows = [], [], []
+        for sent in sents:
+            rows.append(vocab.encode(sent))
+            ids += rows[-1] + [end_id]
+            pos.append(len(ids) - 1)
+        if not sents:  # a question before any statement: one empty fact
+            ids, pos, rows = [end_id], [0], [[]]
+        stories.append(ids)
+        ends.append(pos)
+        sent_ids.append(rows)
+        supports.append([i - offset if i >= offset else -1 for i in ex.supporting])
+    n_facts = max(len(p) for p in ends)
+    n_words = max([len(r) for rows in sent_ids for r in rows] + [1])
+    sentences = torch.full((len(examples), n_facts, n_words), vocab.pad_id, dtype=torch.long)
+    sentence_len = torch.zeros(len(examples), n_facts, dtype=torch.long)
+    for b, rows in enumerate(sent_ids):
+        for f, r in enumerate(rows):
+            sentences[b, f, : len(r)] = torch.as_tensor(r, dtype=torch.long)
+            sentence_len[b, f] = len(r)
+    n_sup = max([len(s) for s in supports] + [1])
+    q = [vocab.encode(ex.question) or [vocab.unk_id] for ex in examples]
+    a = [vocab.encode(ex.answer) + [vocab.eos_id] for ex in examples]
+    return DMNBatch(
+        story=_pad(stories, vocab.pad_id),
+        fact_pos=_pad(ends, 0, n_facts),
+        fact_mask=_pad([[1] * len(p) for p in ends], 0, n_facts).bool(),
+        question=_pad(q, vocab.pad_id),
+        question_len=torch.tensor([len(x) for x in q]),
+        answer=_pad(a, vocab.pad_id),
+        answer_mask=_pad([[1] * len(x) for x in a], 0).bool(),
+        supporting=_pad(supports, -1, n_sup),
+        sentences=sentences,
+        sentence_len=sentence_len,
+    )
+
+
+def _pad(seqs, value, width=None) -> torch.Tensor:
+    width = width or max(len(s) for s in seqs)
+    out = torch.full((len(seqs), width), value, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
+    return out
+
+
+# -- the parts, as functions that can be checked one by one ------------------------------------
+def read_facts(outputs: torch.Tensor, fact_pos: torch.Tensor, fact_mask: torch.Tensor) -> torch.Tensor:
+    """Input module read-out: the GRU state at each end-of-sentence position.
+
+    outputs (batch, words, hidden), fact_pos/fact_mask (batch, facts) -> (batch, facts, hidden),
+    zeros at padded facts.
+    """
+    idx = fact_pos.unsqueeze(-1).expand(-1, -1, outputs.size(-1))
+    return outputs.gather(1, idx) * fact_mask.unsqueeze(-1).to(outputs.dtype)
+
+
+def position_encoding(lengths: torch.Tensor, max_len: int, dim: int) -> torch.Tensor:
+    """Weights l_j of the positional sentence encoding (Sukhbaatar et al. 2015, section 4.1;
+    Xiong et al. 2016, eq. (1)): ``f = sum_j l_j * E[w_j]`` with
+
+        l_jd = (1 - j/J) - (d/D) (1 - 2j/J)          j = 1..J words, d = 1..D dimensions
+
+    lengths (...,) -> (..., max_len, dim); zero beyond each sentence's length J.
+    """
+    j = torch.arange(1, max_len + 1, device=lengths.device, dtype=torch.float)[:, None]   # (len, 1)
+    d = torch.arange(1, dim + 1, device=lengths.device, dtype=torch.float)[None, :] / dim  # (1, dim)
+    n = lengths.to(torch.float)[..., None, None]                                        # (..., 1, 1)
+    J = n.clamp_min(1)
+    weights = (1 - j / J) - d * (1 - 2 * j / J)
+    return weights * (j <= n).to(weights.dtype)
+
+
+def dmn_features(c: torch.Tensor, m: torch.Tensor, q: torch.Tensor, W_b: torch.Tensor) -> torch.Tensor:
+    """The feature vector z(c, m, q) of Kumar et al. section 2.3, its 9 parts in order.
+
+    c (batch, facts, H); m, q (batch, H); W_b (H, H) -> (batch, facts, 7H + 2)::
+
+        [c, m, q, c*q, c*m, |c-q|, |c-m|, c^T W_b q, c^T W_b m]
+    """
+    m_ = m.unsqueeze(1).expand_as(c)
+    q_ = q.unsqueeze(1).expand_as(c)
+    cWq = (c @ W_b * q_).sum(-1, keepdim=True)          # c^T W_b q: (batch, facts, 1)
+    cWm = (c @ W_b * m_).sum(-1, keepdim=True)          # c^T W_b m
+    return torch.cat([c, m_, q_, c * q_, c * m_, (c - q_).abs(), (c - m_).abs(), cWq, cWm], dim=-1)
+
+
+def gated_gru_step(cell: nn.Module, c_t: torch.Tensor, h: torch.Tensor, g_t: torch.Tensor) -> torch.Tensor:
+    """The DMN episode step: h_t = g_t GRU(c_t, h_{t-1}) + (1 - g_t) h_{t-1}.
+
+    ``cell`` is any GRU cell with ``cell(x, h)`` (``torch.nn.GRUCell`` or
+    :class:`dca_course.nn.GRUCell`); g_t (batch,) or (batch, 1).
+    """
+    g_t = g_t.reshape(-1, 1)
+    return g_t * cell(c_t, h) + (1 - g_t) * h
+
+
+def gate_supervision_loss(scores: torch.Tensor, fact_mask: torch.Tensor, supporting: torch.Tensor,
+                          variant: str = "dmn") -> torch.Tensor:
+    """Cross-entropy of the gates against the supporting facts, mean over supervised passes.
+
+    scores (batch, passes, facts): the gate logits before the sigmoid / softmax; fact_mask
+    (batch, facts); supporting (batch, n_sup): the fact pass ``i`` should pick, -1 for none.
+    ``"dmn"``: binary cross-entropy of each real fact's sigmoid gate against 1 (the supporting
+    fact) or 0 (any other), summed over the facts; ``"dmn+"``: ``-log softmax(scores)[supporting]``.
+    """
+    passes = scores.size(1)
+    target = supporting[:, :passes]
+    if target.size(1) < passes:
+        target = F.pad(target, (0, passes - target.size(1)), value=-1)
+    supervised = target >= 0                                        # (batch, passes)
+    if not supervised.any():
+        return scores.sum() * 0.0
+    mask = fact_mask.unsqueeze(1).expand_as(scores)                 # (batch, passes, facts)
+    if variant == "dmn+":
+        logp = torch.log_softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), dim=-1)
+        nll = -logp.gather(-1, target.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+    else:
+        onehot = F.one_hot(target.clamp_min(0), scores.size(-1)).to(scores.dtype)
+        bce = F.binary_cross_entropy_with_logits(scores, onehot, reduction="none")
+        nll = (bce * mask.to(scores.dtype)).sum(-1)
+    return nll[supervised].mean()
+
+
+# -- the model ---------------------------------------------------------------------------------
+class DMN(nn.Module):
+    """A Dynamic Memory Network (see the module docstring for the modules and equations).
+
+    ``forward(batch)`` returns a dict with
+
+    * ``"logits"``: (batch, V) for ``answer="word"``, (batch, a_len, V) for ``"sequence"``
+      (teacher-forced on ``batch.answer``);
+    * ``"gates"``: (batch, passes, facts), the gates g^i_t (zero at padded facts);
+    * ``"scores"``: (batch, passes, facts), their logits (for gate supervision);
+    * ``"facts"`` (batch, facts, H), ``"question"`` (batch, H), ``"memories"`` (batch, passes + 1, H)
+      holding m^0 = q, m^1, ..., ``"episodes"`` (batch, passes, H).
+    """
+
+    def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 64, *, passes: int = 3,
+                 variant: str = "dmn", answer: str = "word", input_module: str = "gru",
+                 gate_size: int | None = None,
+                 share_gru: bool = True, memory_update: str = "gru", dropout: float = 0.0, max_answer: int = 4,
+                 pad_id: int = 0, bos_id: int = 2, eos_id: int = 3):
+        super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
+        if answer not in ANSWER_MODES:
+            raise ValueError(f"answer must be one of {ANSWER_MODES}, not {answer!r}")
+        if memory_update not in ("gru", "relu"):
+            raise ValueError(f"memory_update must be 'gru' or 'relu', not {memory_update!r}")
+        if input_module not in INPUT_MODULES:
+            raise ValueError(f"input_module must be one of {INPUT_MODULES}, not {input_module!r}")
+        if passes < 1:
+            raise ValueError(f"passes must be >= 1, not {passes}")
+        self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
+                           variant=variant, answer=answer, input_module=input_module, gate_size=gate_size, share_gru=share_gru,
+                           memory_update=memory_update, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+        H = hidden_size
+        self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
+        self.variant, self.answer_mode, self.max_answer = variant, answer, max_answer
+        self.bos_id, self.eos_id = bos_id, eos_id
+        self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)       # L
+        self.input_module = input_module
+        self.input_gru = nn.GRU(emb_size, H, batch_first=True)                       # 2.1
+        # DMN+'s input fusion layer: a bidirectional GRU over positionally encoded sentences.
+        self.fusion_gru = (nn.GRU(emb_size, H, batch_first=True, bidirectional=True)
+                           if input_module == "fusion" else None)
+        self.question_gru = None if share_gru else nn.GRU(emb_size, H, batch_first=True)  # 2.2
+        self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
+        nn.init.xavier_uniform_(self.W_b)
+        self.gate_hidden = nn.Linear(7 * H + 2, gate_size or H)                      # W^(1), b^(1)
+        self.gate_out = nn.Linear(gate_size or H, 1)                                 # W^(2), b^(2)
+        if variant == "dmn":
+            self.episode_cell = nn.GRUCell(H, H)
+        else:
+            self.episode_cell = AttentionGRUCell(H, H)
+        self.memory_update = memory_update
+        if memory_update == "gru":
+            self.memory_cell = nn.GRUCell(H, H)                                      # m^i = GRU(e^i, m^{i-1})
+        else:
+            self.memory_cell = nn.Sequential(nn.Linear(3 * H, H), nn.ReLU())        # DMN+: ReLU(W[m; e; q] + b)
+        self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
+        self.answer_cell = nn.GRUCell(emb_size + H, H) if answer == "sequence" else None
+        self.dropout = nn.Dropout(dropout)
+
+    # input and question modules
+    def encode_story(self, batch: DMNBatch) -> torch.Tensor:
+        """Input module: (batch, facts, H) fact vectors c_t, zero at padded facts."""
+        if self.input_module == "fusion":
+            return self.encode_story_fusion(batch)
+        words = self.dropout(self.embedding(batch.story))              # (batch, words, emb)
+        outputs, _ = self.input_gru(words)                             # (batch, words, H)
+        # A GRU runs left to right, so the padding after a story never changes its states.
+        return self.dropout(read_facts(outputs, batch.fact_pos, batch.fact_mask))
+
+    def encode_story_fusion(self, batch: DMNBatch) -> torch.Tensor:
+        """DMN+'s input module (Xiong et al. section 3.1): each sentence is a positionally
+        weighted sum of its word embeddings (:func:`position_encoding`), then a bidirectional
+        GRU over the sentences lets each fact see its neighbours; c_t is the sum of its
+        forward and backward states."""
+        emb = self.dropout(self.embedding(batch.sentences))            # (batch, facts, len, emb)
+        weights = position_encoding(batch.sentence_len, emb.size(2), emb.size(3))
+        f = (weights.to(emb.dtype) * emb).sum(2)                       # (batch, facts, emb)
+        n_facts = batch.fact_mask.sum(1).clamp_min(1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(f, n_facts, batch_first=True, enforce_sorted=False)
+        out, _ = self.fusion_gru(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=f.size(1))
+        c = out[..., : self.hidden_size] + out[..., self.hidden_size:]  # forward + backward
+        return self.dropout(c * batch.fact_mask.unsqueeze(-1).to(c.dtype))
+
+    def encode_question(self, batch: DMNBatch) -> torch.Tensor:
+        """Question module: q, the GRU's state at the question's last word: (batch, H)."""
+        gru = self.question_gru or self.input_gru
+        outputs, _ = gru(self.dropout(self.embedding(batch.question)))  # (batch, q_len, H)
+        last = (batch.question_len - 1).clamp_min(0)
+        return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
+
+    # episodic memory module
+    def gate_scores(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2): (batch, facts), before sigma / softmax."""
+        z = dmn_features(c, m, q, self.W_b)                            # (batch, facts, 7H + 2)
+        return self.gate_out(torch.tanh(self.gate_hidden(z))).squeeze(-1)
+
+    def gates_from_scores(self, scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Sigmoid gates (DMN) or a softmax over the facts (DMN+); exactly 0 at padded facts."""
+        if self.variant == "dmn+":
+            return masked_softmax(scores, mask)
+        return torch.sigmoid(scores) * mask.to(scores.dtype)
+
+    def episode(self, c: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """e^i: the gated GRU (DMN) or attention-GRU (DMN+) run over the facts; (batch, H)."""
+        h = c.new_zeros(c.size(0), self.hidden_size)
+        for t in range(c.size(1)):
+            if self.variant == "dmn+":
+                h = self.episode_cell(c[:, t], h, g[:, t])
+            else:
+                h = gated_gru_step(self.episode_cell, c[:, t], h, g[:, t])
+        return h
+
+    def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> dict:
+        """T_M passes of the episodic memory; m^0 = q."""
+        m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
+        for _ in range(self.passes):
+            scores = self.gate_scores(c, m, q)                          # (batch, facts)
+            g = self.gates_from_scores(scores, mask)
+            e = self.episode(c, g)                                      # (batch, H)
+            if self.memory_update == "gru":
+                m = self.memory_cell(e, m)                              # m^i = GRU(e^i, m^{i-1})
+            else:
+                m = self.memory_cell(torch.cat([m, e, q], dim=-1))
+            memories.append(m)
+            episodes.append(e)
+            all_scores.append(scores)
+            all_gates.append(g)
+        return {"memories": torch.stack(memories, 1), "episodes": torch.stack(episodes, 1),
+                "scores": torch.stack(all_scores, 1), "gates": torch.stack(all_gates, 1)}
+
+    # answer module
+    def answer_logits(self, m: torch.Tensor, q: torch.Tensor, answer: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits of the answer: (batch, V) for one word, (batch, steps, V) for the decoder.
+
+        The decoder is teacher-forced on ``answer`` (batch, steps) when given; otherwise it
+        feeds back its own greedy choices for ``max_answer + 1`` steps.
+        """
+        if self.answer_mode == "word":
+            return self.answer_out(self.dropout(m))                     # softmax(W^(a) m)
+        steps = answer.size(1) if answer is not None else self.max_answer + 1
+        y = torch.full((m.size(0),), self.bos_id, dtype=torch.long, device=m.device)
+        a, out = m, []                                                  # a_0 = m
+        for t in range(steps):
+            a = self.answer_cell(torch.cat([self.embedding(y), q], dim=-1), a)   # a_t = GRU([y_{t-1}, q], a_{t-1})
+            logits = self.answer_out(self.dropout(a))                   # y_t = softmax(W^(a) a_t)
+            out.append(logits)
+            y = answer[:, t] if answer is not None else logits.argmax(-1)
+        return torch.stack(out, 1)
+
+    def forward(self, batch: DMNBatch) -> dict:
+        c = self.encode_story(batch)                                    # (batch, facts, H)
+        q = self.encode_question(batch)                                 # (batch, H)
+        out = self.memory(c, q, batch.fact_mask)
+        teacher = batch.answer if self.answer_mode == "sequence" else None
+        out["logits"] = self.answer_logits(out["memories"][:, -1], q, teacher)
+        out["facts"], out["question"] = c, q
+        return out
+
+    @torch.no_grad()
+    def predict(self, batch: DMNBatch) -> tuple[list[list[int]], torch.Tensor]:
+        """Greedy answers as id lists (without ``</s>``), and the gates (batch, passes, facts)."""
+        c = self.encode_story(batch)
+        q = self.encode_question(batch)
+        out = self.memory(c, q, batch.fact_mask)
+        logits = self.answer_logits(out["memories"][:, -1], q)
+        if self.answer_mode == "word":
+            return [[int(i)] for i in logits.argmax(-1)], out["gates"]
+        answers = []
+        for row in logits.argmax(-1).tolist():
+            ids = []
+            for i in row:
+                if i == self.eos_id:
+                    break
+                ids.append(i)
+            answers.append(ids)
+        return answers, out["gates"]
+
+
+def dmn_loss(model: nn.Module, batch: DMNBatch, *, gate_supervision: bool = True,
+             gate_weight: float = 1.0, variant: str | None = None) -> tuple[torch.Tensor, dict]:
+    """Answer cross-entropy (+ ``gate_weight`` x :func:`gate_supervision_loss`); calls ``model(batch)``.
+
+    Calling the model (not its parts) keeps it usable under DistributedDataParallel.
+    """
+    out = model(batch)
+    logits = out["logits"]
+    if logits.dim() == 2:
+        answer_loss = F.cross_entropy(logits, batch.answer[:, 0])
+    else:
+        nll = F.cross_entropy(logits.transpose(1, 2), batch.answer, reduction="none")
+        mask = batch.answer_mask.to(nll.dtype)
+        answer_loss = (nll * mask).sum() / mask.sum().clamp_min(1.0)
+    stats = {"answer_loss": float(answer_loss.detach())}
+    loss = answer_loss
+    if gate_supervision:
+        if variant is None:
+            variant = getattr(model, "module", model).variant
+        gate_loss = gate_supervision_loss(out["scores"], batch.fact_mask, batch.supporting, variant)
+        loss = loss + gate_weight * gate_loss
+        stats["gate_loss"] = float(gate_loss.detach())
+    return loss, stats
+
+
+# -- helpers shared by the notebook and the command line --------------------------------------
+SENTENCE_END = "."
+
+
+def babi_vocab(examples):
+    """A :class:`dca_course.data.Vocab` of the examples' words, plus the end-of-sentence mark ``.``.
+
+    Build it from the training examples only: a test word never seen in training reads as
+    ``<unk>``, as it would for any model that has not seen it.
+    """
+    from ..data.vocab import Vocab
+
+    words = set()
+    for ex in examples:
+        for sent in ex.story:
+            words.update(sent)
+        words.update(ex.question)
+        words.update(ex.answer)
+    words.discard(SENTENCE_END)
+    return Vocab([SENTENCE_END] + sorted(words))
+
+
+def answer_mode_for(examples) -> str:
+    """``"sequence"`` when some answer has several words (tasks 8 and 19), else ``"word"``."""
+    return "sequence" if any(len(ex.answer) > 1 for ex in examples) else "word"
+
+
+def length_buckets(examples, batch_size: int, *, max_facts: int | None = None, seed: int = 0) -> list[list]:
+    """Batches of examples with stories of similar length (ties shuffled with ``seed``).
+
+    Padding a 5-sentence story to the 50 sentences of another costs ten times the work;
+    bucketing by length keeps batches tight.  The trainer shuffles the order of the buckets
+    every epoch.
+    """
+    import random
+
+    rng = random.Random(seed)
+    keys = [(min(len(ex.story), max_facts or len(ex.story)), rng.random()) for ex in examples]
+    order = sorted(range(len(examples)), key=keys.__getitem__)
+    return [[examples[i] for i in order[k: k + batch_size]] for k in range(0, len(order), batch_size)]
+
+
+@torch.no_grad()
+def evaluate_dmn(model: DMN, examples, vocab, *, max_facts: int | None = None, batch_size: int = 256,
+                 device=None) -> dict:
+    """Answer accuracy and supporting-fact accuracy (the top gate of pass ``i`` is the
+    ``i``-th supporting fact, over the passes that have one) on ``examples``."""
+    was_training = model.training
+    model.eval()
+    device = device or next(model.parameters()).device
+    right = 0
+    hits = torch.zeros(model.passes, dtype=torch.long)
+    supervised = torch.zeros(model.passes, dtype=torch.long)
+    for chunk in length_buckets(examples, batch_size, max_facts=max_facts):
+        batch = make_dmn_batch(chunk, vocab, max_facts=max_facts).to(device)
+        answers, gates = model.predict(batch)
+        right += sum(a == vocab.encode(ex.answer) for a, ex in zip(answers, chunk))
+        target = batch.supporting[:, : gates.size(1)]
+        k = target.size(1)
+        ok = target >= 0
+        hits[:k] += ((gates.argmax(-1)[:, :k] == target) & ok).sum(0).cpu()
+        supervised[:k] += ok.sum(0).cpu()
+    model.train(was_training)
+    n = max(len(examples), 1)
+    per_pass = [round(h / s, 4) for h, s in zip(hits.tolist(), supervised.tolist()) if s]
+    return {"accuracy": right / n,
+            "supporting_fact_accuracy": int(hits.sum()) / max(int(supervised.sum()), 1),
+            "supporting_fact_accuracy_per_pass": per_pass}
+
+
+@torch.no_grad()
+def explain_dmn(model: DMN, example, vocab, *, max_facts: int | None = None) -> dict:
+    """What the model does on one example: its answer and the gates of every pass.
+
+    Returns ``{"facts": [sentence strings], "question", "answer", "prediction" (strings),
+    "correct", "gates": (passes, facts) tensor, "supporting": [fact indices]}`` (the facts
+    are the ones the model read: the last ``max_facts``).
+    """
+    was_training = model.training
+    model.eval()
+    batch = make_dmn_batch([example], vocab, max_facts=max_facts).to(next(model.parameters()).device)
+    answers, gates = model.predict(batch)
+    model.train(was_training)
+    story = example.story[-max_facts:] if max_facts else example.story
+    offset = len(example.story) - len(story)
+    prediction = [vocab.itos[i] for i in answers[0]]
+    return {"facts": [" ".join(s) for s in story], "question": " ".join(example.question),
+            "answer": ",".join(example.answer), "prediction": ",".join(prediction),
+            "correct": prediction == list(example.answer), "gates": gates[0, :, : len(story)].cpu(),
+            "supporting": [i - offset for i in example.supporting if i >= offset]}

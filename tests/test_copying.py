@@ -1,0 +1,403 @@
+"""Copying and coverage: CopyNet, the pointer-generator, coverage, beam search, fact metrics, `score`."""
+import functools
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from dca_course import metrics, seed_everything
+from dca_course.__main__ import main
+from dca_course.data import Example, Vocab
+from dca_course.data.batching import collate
+from dca_course.decoding import beam_search, beam_search_one_by_one, greedy, select_example
+from dca_course.losses import coverage_loss, sequence_nll
+from dca_course.models.copynet import CopyNet, copy_mix, selective_read
+from dca_course.models.pointer_generator import PointerGenerator, final_distribution
+from dca_course.models.seq2seq import Seq2Seq
+
+CNNDM = Path(__file__).resolve().parents[2] / "shared/data/cnndm"
+EOS = Vocab.eos_id
+
+
+def _batch():
+    """Three sources of different lengths; OOV words, one of them at two positions."""
+    vocab = Vocab("the a of cat dog sat on mat and".split())          # V = 13
+    exs = [Example("the zork sat on the mat zork".split(), "zork sat qux".split()),
+           Example("a dog and a cat".split(), "dog cat".split()),
+           Example("blip blop the cat sat blip on blop mat".split(), "blop cat the blip".split())]
+    return vocab, collate(exs, vocab)
+
+
+def _models(V):
+    seed_everything(0)
+    return {"pointer-gen": PointerGenerator(V, 8, 12),
+            "pointer-gen+cov": PointerGenerator(V, 8, 12, coverage=True),
+            "copynet": CopyNet(V, 8, 12)}
+
+
+# -- the final distributions -------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["pointer-gen", "pointer-gen+cov", "copynet"])
+def test_distribution_over_extended_vocab_sums_to_one_and_matches_steps(name):
+    vocab, batch = _batch()
+    model = _models(len(vocab))[name].eval()
+    out = model(batch)
+    T = batch.tgt_out.size(1)
+    assert batch.n_oov == 2
+    assert out["log_probs"].shape == (3, T, len(vocab) + 2)
+    assert torch.allclose(out["log_probs"].exp().sum(-1), torch.ones(3, T), atol=1e-5)
+    # stepping with the extended reference words gives the teacher-forced distributions
+    state = model.encode(batch)
+    y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], 1)
+    assert (y_prev >= len(vocab)).any()                      # a copied OOV word is fed back
+    for t in range(T):
+        lp, state, _ = model.step(y_prev[:, t], state)
+        assert torch.allclose(lp, out["log_probs"][:, t], atol=1e-6)
+
+
+def test_final_distribution_sums_attention_of_repeated_words():
+    # V = 4; source "w2 OOV0 w2 OOV0 OOV1" with attention .1 .2 .3 .15 .25
+    p_vocab = torch.tensor([[0.1, 0.2, 0.3, 0.4]])
+    attn = torch.tensor([[0.1, 0.2, 0.3, 0.15, 0.25]])
+    src_ext = torch.tensor([[2, 4, 2, 4, 5]])
+    p_gen = torch.tensor([[0.6]])
+    P = final_distribution(p_vocab, attn, p_gen, src_ext, n_oov=2)[0]
+    expected = torch.tensor([0.06, 0.12, 0.18 + 0.4 * 0.4, 0.24, 0.4 * 0.35, 0.4 * 0.25])
+    assert torch.allclose(P, expected)
+    assert torch.isclose(P.sum(), torch.tensor(1.0))
+
+
+def test_pointer_generator_oov_word_gets_the_attention_of_all_its_positions():
+    vocab, batch = _batch()
+    model = _models(len(vocab))["pointer-gen"].eval()
+    out = model(batch)
+    V = len(vocab)
+    zork = batch.src_ext[0] == V                                         # positions 1 and 6
+    assert zork.sum() == 2
+    copy_mass = (1 - out["p_gen"][0]) * (out["attn"][0] * zork).sum(-1)  # (T,)
+    assert torch.allclose(out["log_probs"][0, :, V].exp(), copy_mass, atol=1e-6)
+    # an in-vocabulary source word gets generation and copy mass: more than its copy mass alone
+    sat = batch.src_ext[0] == vocab.stoi["sat"]
+    assert (out["log_probs"][0, :, vocab.stoi["sat"]].exp()
+            > (1 - out["p_gen"][0]) * (out["attn"][0] * sat).sum(-1)).all()
+
+
+def test_copynet_one_softmax_and_repeated_positions():
+    gen = torch.tensor([[0.5, -1.0, 2.0, 0.0]])                          # psi_g over V = 4
+    cop = torch.tensor([[1.0, 0.3, -0.5, 2.0, 9.0]])                     # psi_c; last is padding
+    src_ext = torch.tensor([[2, 4, 2, 4, 0]])
+    mask = torch.tensor([[True, True, True, True, False]])
+    probs, p_pos = copy_mix(gen, cop, src_ext, mask, n_oov=1)
+    Z = gen.exp().sum() + cop[0, :4].exp().sum()                          # eq. (6): no padding
+    e = torch.exp
+    expected = torch.stack([e(gen[0, 0]), e(gen[0, 1]), e(gen[0, 2]) + e(cop[0, 0]) + e(cop[0, 2]),
+                            e(gen[0, 3]), e(cop[0, 1]) + e(cop[0, 3])]) / Z
+    assert torch.allclose(probs[0], expected)
+    assert p_pos[0, 4] == 0 and torch.allclose(p_pos[0, :4], cop[0, :4].exp() / Z)
+    # in the model: an OOV word's probability is the sum of the copy probabilities of its positions
+    vocab, batch = _batch()
+    model = _models(len(vocab))["copynet"].eval()
+    out = model(batch)
+    blop = batch.src_ext[2] == len(vocab) + 1                            # positions 1 and 7
+    assert blop.sum() == 2
+    assert torch.allclose(out["log_probs"][2, :, len(vocab) + 1].exp(), (out["copy"][2] * blop).sum(-1), atol=1e-6)
+    assert torch.allclose(out["p_copy"], out["copy"].sum(-1))
+
+
+def test_selective_read():
+    keys = torch.arange(12, dtype=torch.float).view(1, 4, 3)
+    src_ext = torch.tensor([[5, 7, 5, 9]])
+    mask = torch.ones(1, 4, dtype=torch.bool)
+    prev = torch.tensor([[0.2, 0.3, 0.1, 0.4]])
+    zeta, rho = selective_read(torch.tensor([5]), prev, src_ext, mask, keys)
+    assert torch.allclose(rho, torch.tensor([[2 / 3, 0, 1 / 3, 0]]))
+    assert torch.allclose(zeta, 2 / 3 * keys[0, 0] + 1 / 3 * keys[0, 2])
+    zeta, rho = selective_read(torch.tensor([6]), prev, src_ext, mask, keys)   # not in the source
+    assert (zeta == 0).all() and (rho == 0).all()
+    # in the model.  Source 0 is "the zork sat on the mat zork", its target "zork sat qux </s>"
+    vocab, batch = _batch()
+    out = _models(len(vocab))["copynet"].eval()(batch)
+    sel, copy = out["selective"], out["copy"]
+    assert (sel[:, 0] == 0).all()                                   # after <s>
+    both = torch.tensor([1, 6])                                     # after "zork": renormalised
+    assert torch.allclose(sel[0, 1, both], copy[0, 0, both] / copy[0, 0, both].sum())
+    assert float(sel[0, 1].sum().detach()) == pytest.approx(1.0) and (sel[0, 1, [0, 2, 3, 4, 5]] == 0).all()
+    assert torch.allclose(sel[0, 2], torch.eye(9)[2])               # after "sat": its one position
+    assert batch.tgt_out[0, 2] == vocab.unk_id and (sel[0, 3] == 0).all()   # after UNK ("qux")
+
+
+# -- decoder inputs ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["pointer-gen", "copynet"])
+def test_decoder_never_reads_extended_ids(name):
+    vocab, batch = _batch()
+    V = len(vocab)
+    model = _models(V)[name].eval()
+    with torch.no_grad():                      # make the model copy, so that OOV words come out
+        if name == "copynet":
+            model.W_o.bias.fill_(-30.0)
+        else:
+            model.p_gen_linear.bias.fill_(-30.0)
+    seen = []
+    model.embedding.register_forward_pre_hook(lambda mod, args: seen.append(int(args[0].max())))
+    model(batch)
+    g = greedy(model, batch, max_len=6)
+    b = beam_search(model, batch, 3, max_len=6)
+    assert any(i >= V for ids in g.ids + b.ids for i in ids)      # extended ids were chosen...
+    assert seen and max(seen) < V                                  # ...and never read as such
+
+
+# -- coverage ----------------------------------------------------------------------------------
+def test_coverage_is_the_attention_of_past_steps():
+    vocab, batch = _batch()
+    out = _models(len(vocab))["pointer-gen+cov"].eval()(batch)
+    attn, cov = out["attn"], out["coverage"]
+    assert (cov[:, 0] == 0).all()
+    for t in range(attn.size(1)):
+        assert torch.allclose(cov[:, t], attn[:, :t].sum(1), atol=1e-6)
+    assert torch.allclose(out["cov_loss"], torch.minimum(attn, cov).sum(-1))
+
+
+def test_coverage_loss_hand_example():
+    attn = torch.tensor([[[0.5, 0.5, 0.0], [0.2, 0.7, 0.1], [0.3, 0.3, 0.4]]])
+    cov = torch.tensor([[[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.7, 1.2, 0.1]]])
+    mask = torch.tensor([[True, True, False]])
+    # step 0: 0; step 1: .2 + .5 + 0 = .7; step 2 is padding
+    assert torch.isclose(coverage_loss(attn, cov, mask), torch.tensor(0.35))
+    assert torch.isclose(coverage_loss(attn, cov, torch.ones(1, 3, dtype=torch.bool)), torch.tensor((0.7 + 0.7) / 3))
+
+
+def test_switching_coverage_on_keeps_the_model_then_trains_w_c():
+    vocab, batch = _batch()
+    model = _models(len(vocab))["pointer-gen"]
+    w_c = model.attention.w_c.weight
+    before = model(batch)["log_probs"]
+    before.sum().backward()
+    assert w_c.grad is not None and (w_c.grad == 0).all()      # in the graph, but not trained
+    model.zero_grad()
+    model.set_coverage(True)
+    assert model.config["coverage"] is True
+    after = model(batch)
+    assert torch.allclose(after["log_probs"], before)            # w_c = 0: same model
+    (after["log_probs"].sum() + coverage_loss(after["attn"], after["coverage"], batch.tgt_mask)).backward()
+    assert w_c.grad.abs().sum() > 0
+
+
+def test_bidirectional_encoder_ignores_padding():
+    vocab, batch = _batch()
+    for model in _models(len(vocab)).values():
+        model.eval()
+        keys = model.encode(batch)["keys"]
+        for i in range(3):
+            alone = model.encode(select_example(batch, i))["keys"][0]
+            assert torch.allclose(keys[i, : alone.size(0)], alone, atol=1e-6)
+            assert (keys[i, alone.size(0):] == 0).all()
+
+
+# -- beam search -------------------------------------------------------------------------------
+def _beam_batch():
+    """Five examples of different lengths, OOV words (some repeated), targets of 2 to 7 words."""
+    vocab = Vocab("the a of cat dog sat on mat and".split())
+    texts = [("the zork sat on the mat zork", "zork sat on the mat"),
+             ("a dog and a cat", "dog cat"),
+             ("blip blop the cat sat blip on blop mat", "blop cat sat on the mat blip"),
+             ("the dog of the cat sat", "the cat of the dog sat"),
+             ("quux sat on a dog and quux sat", "quux sat on a dog")]
+    return vocab, collate([Example(s.split(), t.split()) for s, t in texts], vocab)
+
+
+@functools.lru_cache(maxsize=None)
+def _beam_model(name):
+    """A model trained for a few steps on :func:`_beam_batch` (unsure enough that beams differ), float64."""
+    vocab, batch = _beam_batch()
+    V = len(vocab)
+    seed_everything(0)
+    model = {"pointer-gen+cov": lambda: PointerGenerator(V, 8, 12, coverage=True),
+             "copynet": lambda: CopyNet(V, 8, 12), "seq2seq": lambda: Seq2Seq(V, 8, 12)}[name]()
+    opt = torch.optim.Adam(model.parameters(), lr=0.03)
+    for _ in range(10):
+        loss = sequence_nll(model(batch)["log_probs"], batch.tgt_out, batch.tgt_mask)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.double().eval()
+
+
+@pytest.mark.parametrize("name", ["pointer-gen+cov", "copynet", "seq2seq"])
+def test_batched_beam_search_equals_one_example_at_a_time(name):
+    vocab, batch = _beam_batch()
+    model = _beam_model(name)
+    differs, lengths = False, set()
+    for K, kw in [(3, {}), (4, dict(min_len=3)), (4, dict(length_penalty=0.0, max_len=7))]:
+        kw = {"max_len": 10, **kw}
+        fast = beam_search(model, batch, K, return_info=True, **kw)
+        slow = beam_search_one_by_one(model, batch, K, return_info=True, **kw)
+        assert fast.ids == slow.ids
+        assert torch.allclose(fast.scores, slow.scores)
+        assert torch.allclose(fast.info["attn"], slow.info["attn"])
+        assert all(kw.get("min_len", 0) <= len(ids) <= kw["max_len"] for ids in fast.ids)
+        differs |= fast.ids != greedy(model, batch, kw["max_len"]).ids
+        lengths |= {len(ids) for ids in fast.ids}
+    assert len(lengths) > 2                         # hypotheses ended at different steps
+    assert differs                                  # the beam found something greedy did not
+
+
+def test_beam_search_can_block_repeated_trigrams():
+    vocab, batch = _beam_batch()
+    model = _beam_model("seq2seq")
+    kw = dict(max_len=10, min_len=3)
+    plain = beam_search(model, batch, 4, **kw)
+    assert any(metrics.repeated_ngram_rate(ids, 3) > 0 for ids in plain.ids)
+    fast = beam_search(model, batch, 4, block_ngram_repeat=3, **kw)
+    assert fast.ids == beam_search_one_by_one(model, batch, 4, block_ngram_repeat=3, **kw).ids
+    assert all(metrics.repeated_ngram_rate(ids, 3) == 0 for ids in fast.ids)
+
+
+@pytest.mark.parametrize("name", ["pointer-gen+cov", "copynet", "seq2seq"])
+def test_beam_of_one_is_greedy(name):
+    vocab, batch = _beam_batch()
+    model = _beam_model(name)
+    assert beam_search(model, batch, 1, max_len=9).ids == greedy(model, batch, 9).ids
+
+
+def test_beam_search_scores_are_length_normalised_log_probs():
+    vocab, batch = _beam_batch()
+    model = _beam_model("pointer-gen+cov")
+    d = beam_search(model, batch, 3, max_len=10)
+    for i, ids in enumerate(d.ids):                 # re-score the best hypothesis step by step
+        one = select_example(batch, i)
+        state, y, total = model.encode(one), torch.tensor([vocab.bos_id]), 0.0
+        ended = len(ids) < 10
+        for w in ids + ([EOS] if ended else []):
+            lp, state, _ = model.step(y, state)
+            total += float(lp[0, w].detach())
+            y = torch.tensor([w])
+        assert abs(total / (len(ids) + ended) - float(d.scores[i])) < 1e-9
+
+
+# -- gradcheck ---------------------------------------------------------------------------------
+def test_gradcheck_mixing_functions():
+    torch.manual_seed(0)
+    d = dict(dtype=torch.float64, requires_grad=True)
+    src_ext = torch.tensor([[2, 4, 2, 5], [1, 1, 3, 0]])
+    mask = torch.tensor([[True] * 4, [True, True, True, False]])
+    p_vocab = torch.softmax(torch.randn(2, 4, dtype=torch.float64), -1).requires_grad_()
+    attn = torch.softmax(torch.randn(2, 4, dtype=torch.float64), -1).requires_grad_()
+    p_gen = torch.rand(2, 1, **d)
+    assert torch.autograd.gradcheck(lambda a, b, c: final_distribution(a, b, c, src_ext, 2), (p_vocab, attn, p_gen))
+    gen, cop = torch.randn(2, 4, **d), torch.randn(2, 4, **d)
+    assert torch.autograd.gradcheck(lambda g, c: copy_mix(g, c, src_ext, mask, 2), (gen, cop))
+    prev, keys = torch.rand(2, 4, **d), torch.randn(2, 4, 3, **d)
+    assert torch.autograd.gradcheck(
+        lambda p, k: selective_read(torch.tensor([2, 1]), p, src_ext, mask, k), (prev, keys))
+    a, c = torch.rand(2, 3, 4, **d), torch.rand(2, 3, 4, **d)
+    tmask = torch.tensor([[True, True, False], [True, True, True]])
+    assert torch.autograd.gradcheck(lambda a, c: coverage_loss(a, c, tmask), (a, c))
+
+
+# -- metrics -----------------------------------------------------------------------------------
+def test_fact_recall_and_hallucinated_entities():
+    facts = {"key_facts": ["orvena labs", "tamsa", "42"], "all_entity_tokens": ["orvena", "tamsa", "brix"]}
+    source = "orvena labs bought tamsa for 42 million".split()
+    assert metrics.fact_recall("tamsa was bought by orvena labs".split(), facts) == pytest.approx(2 / 3)
+    assert metrics.fact_recall("orvena bought labs".split(), facts) == 0.0        # not contiguous
+    pred = "brix bought tamsa and velok".split()
+    assert metrics.hallucinated_entities(pred, source, facts) == ["brix"]
+    assert metrics.hallucinated_entities(pred, source, facts, {"velok"}) == ["brix", "velok"]
+    exs = [Example(source, [], facts=facts), Example(source, [], facts=dict(facts, key_facts=["42"]))]
+    out = metrics.fact_metrics([pred, "42 velok".split()], exs)
+    assert out == {"fact_recall": pytest.approx((1 / 3 + 1) / 2), "hallucinated_entities": 0.5}
+    assert metrics.fact_metrics([pred], [Example(source, [])]) == {}
+    assert metrics.oov_entity_recall(["tamsa"], {"entity_tokens": ["orvena", "tamsa"]}, {"orvena"}) == 1.0
+
+
+# -- the score command -------------------------------------------------------------------------
+def test_score_command(tmp_path, capsys):
+    (tmp_path / "p").write_text("the cat sat .\tit ran home .\na dog\n")
+    (tmp_path / "r").write_text("the cat sat .\tit ran away .\na dog\n")
+    assert main(["score", "--pred", str(tmp_path / "p"), "--ref", str(tmp_path / "r"), "--sents"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    # rouge-score drops punctuation: 5 of 6 words shared on the first line
+    assert out["n"] == 2 and out["rouge1"] == pytest.approx(100 * (1 + 5 / 6) / 2, abs=1e-3)
+    assert out["rougeLsum"] == pytest.approx(100 * (1 + 5 / 6) / 2, abs=1e-3)
+    (tmp_path / "short").write_text("the cat\n")
+    assert main(["score", "--pred", str(tmp_path / "p"), "--ref", str(tmp_path / "short")]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / "p") in err and str(tmp_path / "short") in err
+
+
+SEE_FILES = ("see2017_outputs/pointer-gen-cov.test.pred.sents.tsv", "test.target.sents.tsv")
+
+
+def _score_see(tmp_path, capsys, lines=None):
+    paths = []
+    for name in SEE_FILES:
+        path = CNNDM / name
+        if lines is not None:
+            path = tmp_path / Path(name).name
+            with open(CNNDM / name, encoding="utf-8") as fh:
+                path.write_text("".join(next(fh) for _ in range(lines)), encoding="utf-8")
+        paths.append(str(path))
+    assert main(["score", "--pred", paths[0], "--ref", paths[1], "--sents"]) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not CNNDM.is_dir(), reason=f"{CNNDM} is absent")
+def test_score_see2017_first_300(tmp_path, capsys):
+    """The first 300 test articles (CNN's, which score lower than the set as a whole)."""
+    out = _score_see(tmp_path, capsys, lines=300)
+    assert out["n"] == 300
+    assert out["rouge1"] == pytest.approx(29.69, abs=0.05)
+    assert out["rouge2"] == pytest.approx(10.84, abs=0.05)
+    assert out["rougeLsum"] == pytest.approx(26.90, abs=0.05)
+
+
+@pytest.mark.skipif(not CNNDM.is_dir(), reason=f"{CNNDM} is absent")
+@pytest.mark.skipif(not os.environ.get("DCA_SLOW_TESTS"), reason="slow (minutes): set DCA_SLOW_TESTS=1")
+def test_score_see2017_full(tmp_path, capsys):
+    out = _score_see(tmp_path, capsys)
+    assert out["n"] == 11490
+    assert out["rouge1"] == pytest.approx(39.26, abs=0.05)
+    assert out["rouge2"] == pytest.approx(17.23, abs=0.05)
+    assert out["rougeLsum"] == pytest.approx(36.17, abs=0.05)
+
+
+# -- the recipes -------------------------------------------------------------------------------
+def _tiny_summaries():
+    import random
+
+    rng = random.Random(0)
+    names = ["orv", "tam", "brix", "velo", "kast", "mirn", "dova", "selk"]
+    out = []
+    for i in range(24):
+        a, b = rng.sample(names, 2)
+        n = str(rng.randint(2, 99))
+        src = f"{a} bought {b} for {n} million . the deal closed on monday .".split()
+        tgt = f"{a} buys {b} for {n} million .".split()
+        out.append(Example(src, tgt, target_sents=[tgt], id=str(i),
+                           facts={"key_facts": [a, b, n], "entity_tokens": [a, b], "all_entity_tokens": [a, b]}))
+    return out
+
+
+@pytest.mark.parametrize("model,extra", [("pointer-generator", dict(coverage=True, coverage_epochs=1)),
+                                         ("copynet", {})])
+def test_copying_recipe_trains_evaluates_and_restores(tmp_path, model, extra):
+    from dca_course.recipes import load_run
+    from dca_course.registry import Dataset, get_model
+
+    exs = _tiny_summaries()
+    data = Dataset("tiny", "summaries", exs[:16], exs[16:20], exs[20:], meta={"max_decode": 12})
+    recipe_cls = get_model(model)
+    hp = recipe_cls.hparams("fast", dict(emb_size=8, hidden_size=12, epochs=1, batch_size=8, vocab_size=12,
+                                         beam_size=2, **extra))
+    result = recipe_cls(hp).train(data, torch.device("cpu"), tmp_path, progress=False)
+    for key in ("rouge1", "rouge2", "rougeLsum", "repeated_trigrams", "novel_bigrams", "fact_recall",
+                "hallucinated_entities", "oov_entity_recall"):
+        assert key in result, key
+    assert result["epochs"] == 1 + extra.get("coverage_epochs", 0)
+    recipe, restored, vocab, state = load_run(tmp_path, torch.device("cpu"))
+    if model == "pointer-generator":
+        assert restored.coverage and state["history"][-1]["cov_loss"] >= 0
+    recipe.check_data(data)
+    again = recipe.evaluate(restored, vocab, data, "test", torch.device("cpu"))
+    assert again["rouge1"] == pytest.approx(result["rouge1"])

@@ -1,0 +1,419 @@
+"""Deep Communicating Agents: splitting, the multi-agent encoder and decoder, cohesion and self-critical RL."""
+import itertools
+from pathlib import Path
+
+import pytest
+import torch
+
+from dca_course import seed_everything
+from dca_course.data import Example, Vocab
+from dca_course.data.agents import balanced_partition, collate_agents, split_document, split_example
+from dca_course.decoding import beam_search, beam_search_one_by_one, greedy, sample
+from dca_course.losses import (intermediate_rewards, rouge_reward, self_critical_loss, semantic_cohesion,
+                               sentence_advantages)
+from dca_course.models import DCA
+from dca_course.models.dca import AgentBiLSTM, MessageFunction, agent_messages, last_states
+from dca_course.models.pointer_generator import final_distribution
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """These tensors are tiny: one intra-op thread is fastest, and on a busy CI machine a second
+    thread waiting at every op's barrier can make a test a hundred times slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _doc(spec, prefix="w"):
+    """paragraphs -> sentences of the given lengths, with distinct tokens."""
+    n = itertools.count()
+    return [[[f"{prefix}{next(n)}" for _ in range(k)] for k in para] for para in spec]
+
+
+WORDS = "the a club won lost match city said on monday goals coach team . , new".split()
+
+
+def _examples():
+    """Three small articles; 'zorvik' and 'pello' are out of vocabulary and appear in several
+    paragraphs; the third article has only two sentences (with 3 agents: one agent is empty)."""
+    e1 = Example.from_document(
+        [[["the", "club", "zorvik", "won", "."], ["coach", "pello", "said", "."]],
+         [["the", "match", "was", "on", "monday", "."]],
+         [["zorvik", "team", "goals", "."], ["city", "lost", "."]],
+         [["new", "coach", "pello", "."]]],
+        [["zorvik", "won", "."], ["pello", "said", "new", "goals", "."]])
+    e2 = Example.from_document(
+        [[["a", "city", "team", "lost", "on", "monday", "."]], [["the", "coach", "said", "goals", "."]],
+         [["a", "new", "match", "."]]],
+        [["city", "lost", "."]])
+    e3 = Example.from_document([[["pello", "won", "the", "match", "."], ["the", "city", "said", "."]]],
+                               [["pello", "won", "."]])
+    return [e1, e2, e3]
+
+
+def _setup(context_layers=2, seed=0):
+    seed_everything(seed)
+    vocab = Vocab(WORDS)
+    batch = collate_agents(_examples(), vocab, n_agents=3)
+    model = DCA(len(vocab), 8, 10, context_layers=context_layers).eval()
+    return vocab, batch, model
+
+
+# -- splitting ---------------------------------------------------------------------------------
+def _brute_force_cost(lengths, parts):
+    best = None
+    for cuts in itertools.combinations(range(1, len(lengths)), parts - 1):
+        bounds = (0,) + cuts + (len(lengths),)
+        cost = sum(sum(lengths[a:b]) ** 2 for a, b in zip(bounds[:-1], bounds[1:]))
+        best = cost if best is None else min(best, cost)
+    return best
+
+
+def test_split_keeps_paragraphs_whole_and_balances_lengths():
+    doc = _doc([[9, 8], [3], [12, 4], [2, 2], [10], [7, 6]])
+    para_lengths = [sum(p) for p in [[9, 8], [3], [12, 4], [2, 2], [10], [7, 6]]]
+    chunks = split_document(doc, 3)
+    assert len(chunks) == 3 and all(chunks)
+    # in order, nothing lost, and every chunk is a run of whole paragraphs
+    assert [s for c in chunks for s in c] == [s for p in doc for s in p]
+    flat_paras = [[s for s in p] for p in doc]
+    i = 0
+    for chunk in chunks:
+        j = i
+        while sum(len(p) for p in flat_paras[i:j]) < len(chunk):
+            j += 1
+        assert [s for p in flat_paras[i:j] for s in p] == chunk     # a chunk ends at a paragraph end
+        i = j
+    lengths = [sum(map(len, c)) for c in chunks]
+    assert sum(x * x for x in lengths) == _brute_force_cost(para_lengths, 3)   # the most even split
+    cuts = balanced_partition(para_lengths, 3)
+    assert cuts[0] == 0 and cuts[-1] == len(para_lengths)
+
+
+def test_split_falls_back_to_sentences_then_empty_agents():
+    # two paragraphs for three agents: whole sentences, balanced
+    doc = _doc([[5, 5, 5, 5], [5, 5]])
+    chunks = split_document(doc, 3)
+    assert [sum(map(len, c)) for c in chunks] == [10, 10, 10]
+    # one long paragraph and two short ones: whole paragraphs would be too uneven
+    doc = _doc([[6] * 8, [1], [1]])
+    assert [sum(map(len, c)) for c in split_document(doc, 3)] == [18, 18, 14]
+    assert [sum(map(len, c)) for c in split_document(doc, 3, tolerance=100.0)] == [48, 1, 1]
+    # two sentences for three agents: one each, the last agent empty
+    doc = _doc([[3, 4]])
+    assert split_document(doc, 3) == [[doc[0][0]], [doc[0][1]], []]
+    # CNN/DailyMail: every sentence its own paragraph
+    cnn = _doc([[4], [4], [4], [4], [4], [4]])
+    assert [len(c) for c in split_document(cnn, 3)] == [2, 2, 2]
+
+
+def test_split_example_truncates_before_splitting():
+    ex = Example.from_document(_doc([[4, 4], [4, 4], [4, 4]]), [["x"]])
+    parts = split_example(ex, 3, max_src=16)
+    assert sorted(len(p) for p in parts) == [4, 4, 8]              # two paragraphs left: by sentences
+    assert [t for p in parts for t in p] == ex.source[:16]
+
+
+def test_collate_agents_shares_the_extended_vocabulary_of_an_example():
+    vocab = Vocab(WORDS)
+    exs = _examples()
+    batch = collate_agents(exs, vocab, n_agents=3)
+    B, M, L = batch.src.shape
+    assert (B, M) == (3, 3)
+    assert batch.agent_mask.tolist() == [[True, True, True], [True, True, True], [True, True, False]]
+    for b, ex in enumerate(exs):
+        lengths = batch.src_mask[b].sum(-1).tolist()
+        flat = torch.cat([batch.src_ext[b, a, :n] for a, n in enumerate(lengths)]).tolist()
+        ids, oovs = vocab.encode_source(ex.source)
+        assert flat == ids and batch.oovs[b] == oovs             # one OOV list for all agents
+        assert (batch.src_ext[b][~batch.src_mask[b]] == vocab.pad_id).all()
+    # 'zorvik' is read by agents 0 and 2 of the first article: the same extended id in both
+    z = len(vocab) + batch.oovs[0].index("zorvik")
+    assert (batch.src_ext[0, 0] == z).any() and (batch.src_ext[0, 2] == z).any()
+    assert (batch.src[batch.src_ext >= len(vocab)] == vocab.unk_id).all()
+    # targets as collate makes them, and the sentence ends of the target
+    assert batch.tgt_out[0, :3].tolist() == [z, vocab.stoi["won"], vocab.stoi["."]]
+    assert batch.tgt_sent_end[0].nonzero().squeeze(1).tolist() == [2, 7]
+    one = batch.select(2)
+    assert one.src.shape[:2] == (1, 3) and one.oovs == [batch.oovs[2]]
+
+
+# -- the multi-agent encoder -------------------------------------------------------------------
+def test_message_is_the_mean_of_the_other_agents_last_states():
+    torch.manual_seed(0)
+    last = torch.randn(2, 4, 5)
+    agent_mask = torch.tensor([[True, True, True, True], [True, False, True, True]])
+    z = agent_messages(last, agent_mask)
+    for b in range(2):
+        for a in range(4):
+            others = [last[b, m] for m in range(4) if m != a and agent_mask[b, m]]
+            assert torch.allclose(z[b, a], torch.stack(others).mean(0), atol=1e-6)
+    # only one agent has words: nobody to hear from
+    z = agent_messages(last, torch.tensor([[True, False, False, False]] * 2))
+    assert torch.equal(z[:, 0], torch.zeros(2, 5))
+
+
+def test_model_messages_use_the_last_word_of_each_non_empty_agent():
+    vocab, batch, model = _setup()
+    with torch.no_grad():
+        _, _, layers, msgs = model.encode_agents(batch.src, batch.src_mask, return_layers=True)
+    assert len(msgs) == 2
+    lengths = batch.src_mask.sum(-1)
+    for k, z in enumerate(msgs):
+        h = layers[k]
+        for b in range(batch.size):
+            for a in range(3):
+                others = [h[b, m, lengths[b, m] - 1] for m in range(3) if m != a and lengths[b, m] > 0]
+                assert torch.allclose(z[b, a], torch.stack(others).mean(0), atol=1e-6)
+    # the third article's empty agent: zero states, and it is left out of the others' messages
+    assert torch.equal(layers[-1][2, 2], torch.zeros_like(layers[-1][2, 2]))
+    assert torch.allclose(last_states(layers[0], batch.src_mask)[2, 2], torch.zeros(10))
+
+
+def test_agents_as_a_batch_equal_a_loop_over_agents():
+    vocab, batch, model = _setup()
+    with torch.no_grad():
+        h_batch, _ = model.encode_agents(batch.src, batch.src_mask)
+        mask = batch.src_mask
+        lengths = mask.sum(-1)
+        # one agent at a time
+        hs = [model.local(model.embedding(batch.src[:, a: a + 1]), mask[:, a: a + 1])[0][:, 0] for a in range(3)]
+        for f, layer in zip(model.messages, model.contexts):
+            last = [torch.stack([hs[a][b, max(int(lengths[b, a]) - 1, 0)] for b in range(batch.size)])
+                    for a in range(3)]
+            new = []
+            for a in range(3):
+                z = torch.zeros_like(last[a])
+                for b in range(batch.size):
+                    others = [last[m][b] for m in range(3) if m != a and lengths[b, m] > 0]
+                    if others:
+                        z[b] = torch.stack(others).mean(0)
+                out, _ = layer(f(hs[a], z).unsqueeze(1), mask[:, a: a + 1])
+                new.append(out[:, 0])
+            hs = new
+    h_loop = torch.stack(hs, dim=1)
+    assert torch.allclose(h_batch, h_loop, atol=1e-5)
+
+
+def test_agent_bilstm_equals_a_packed_bidirectional_lstm():
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    torch.manual_seed(0)
+    layer = AgentBiLSTM(4, 5)
+    ref = torch.nn.LSTM(4, 5, batch_first=True, bidirectional=True)
+    with torch.no_grad():
+        for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+            getattr(ref, name).copy_(getattr(layer.fwd, name))
+            getattr(ref, name + "_reverse").copy_(getattr(layer.bwd, name))
+    lengths = torch.tensor([[6, 3, 0], [1, 6, 4]])
+    mask = torch.arange(6)[None, None, :] < lengths[..., None]
+    x = torch.randn(2, 3, 6, 4)
+    h, final = layer(x, mask)
+    flat_len = lengths.reshape(-1)
+    packed = pack_padded_sequence(x.reshape(6, 6, 4), flat_len.clamp_min(1), batch_first=True,
+                                  enforce_sorted=False)
+    out, (h_n, _) = ref(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=6)
+    expected = layer.proj(out) * mask.reshape(6, 6, 1)
+    assert torch.allclose(h.reshape(6, 6, 5), expected, atol=1e-6)
+    keep = (flat_len > 0).float().unsqueeze(-1)
+    assert torch.allclose(final.reshape(6, 10), torch.cat([h_n[0], h_n[1]], -1) * keep, atol=1e-6)
+
+
+def test_message_function_and_mean_gradcheck():
+    torch.manual_seed(0)
+    f = MessageFunction(3).double()
+    h = torch.randn(2, 4, 3, dtype=torch.double, requires_grad=True)
+    z = torch.randn(2, 3, dtype=torch.double, requires_grad=True)
+    assert f(h, z).shape == (2, 4, 3)                            # a vector per word, not a scalar
+    assert torch.autograd.gradcheck(f, (h, z))
+    last = torch.randn(2, 3, 3, dtype=torch.double, requires_grad=True)
+    mask = torch.tensor([[True, True, False], [True, True, True]])
+    assert torch.autograd.gradcheck(lambda x: agent_messages(x, mask), (last,))
+
+
+# -- the decoder -------------------------------------------------------------------------------
+def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers():
+    vocab, batch, model = _setup()
+    with torch.no_grad():
+        out = model(batch)
+        W = len(vocab) + batch.n_oov
+        assert out["log_probs"].shape == (3, batch.tgt_out.size(1), W)
+        assert torch.allclose(out["log_probs"].exp().sum(-1), torch.ones(3, batch.tgt_out.size(1)), atol=1e-5)
+        # eq. (15) directly: each agent's pointer-generator distribution, weighted by g
+        state = model.encode(batch)
+        lp, _, info = model.step(torch.full((3,), vocab.bos_id), state)
+        p_voc_fn = model.out(model.out_hidden(torch.cat([info["s"], (info["agent_attn"].unsqueeze(-1) *
+                                                                      _agent_contexts(model, state, info)).sum(1),
+                                                          state["context"]], -1))).softmax(-1)
+        expected = torch.zeros(3, W)
+        for a in range(3):
+            p_a = final_distribution(p_voc_fn, info["word_attn"][:, a], info["p_gen"][:, a: a + 1],
+                                     batch.src_ext[:, a], batch.n_oov)
+            expected += info["agent_attn"][:, a: a + 1] * p_a
+        assert torch.allclose(lp.exp(), expected, atol=1e-6)
+        # an OOV word gets probability only from the agents that read it
+        pello = len(vocab) + batch.oovs[2].index("pello")
+        assert lp[2, pello].exp() > 0
+
+
+def _agent_contexts(model, state, info):
+    """c_a^t = sum_i l_{a,i} h_{a,i} (eq. 8), from the step's word attention."""
+    return torch.einsum("bml,bmlh->bmh", info["word_attn"], state["keys"])
+
+
+def test_agent_attention_gives_exactly_zero_to_empty_agents():
+    vocab, batch, model = _setup()
+    with torch.no_grad():
+        out = model(batch)
+    assert batch.agent_mask[2, 2].item() is False
+    assert (out["agent_attn"][2, :, 2] == 0).all()
+    assert (out["word_attn"][2, :, 2] == 0).all()
+    assert (out["agent_attn"][:2] > 0).all()
+    assert torch.allclose(out["agent_attn"].sum(-1), torch.ones(3, out["agent_attn"].size(1)))
+    assert (out["word_attn"][~batch.src_mask.unsqueeze(1).expand_as(out["word_attn"])] == 0).all()
+
+
+def test_step_by_step_equals_teacher_forcing_and_decoders_run():
+    vocab, batch, model = _setup()
+    with torch.no_grad():
+        out = model(batch)
+        state = model.encode(batch)
+        y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], 1)
+        for t in range(y_prev.size(1)):
+            lp, state, _ = model.step(y_prev[:, t], state)
+            assert torch.allclose(lp, out["log_probs"][:, t], atol=1e-5)
+    d = greedy(model, batch, max_len=6)
+    assert len(d.ids) == 3 and all(len(x) <= 6 for x in d.ids)
+    assert d.info["agent_attn"].shape[0] == 3 and d.info["agent_attn"].shape[2] == 3
+    s = sample(model, batch, 6, generator=torch.Generator().manual_seed(0))
+    assert all(max(ids, default=0) < len(vocab) + batch.n_oov for ids in s.ids)
+    fast = beam_search(model, batch, 3, max_len=6)
+    slow = beam_search_one_by_one(model, batch, 3, max_len=6)
+    assert fast.ids == slow.ids
+    assert torch.allclose(fast.scores, slow.scores, atol=1e-5)
+
+
+# -- losses ------------------------------------------------------------------------------------
+def test_semantic_cohesion_on_a_hand_example():
+    e1, e2 = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])
+    states = torch.zeros(2, 5, 2)
+    # example 0: sentence ends at steps 1, 2, 4 with states e1, e1, e2 -> cos 1 + cos 0 = 1
+    states[0, 1], states[0, 2], states[0, 4] = e1, e1, e2
+    states[0, 0] = states[0, 3] = torch.tensor([0.3, -0.7])          # not sentence ends
+    # example 1: ends at steps 0 and 3 with e1 and e1 + e2 -> cos = 1/sqrt(2); step 4 is padding
+    states[1, 0], states[1, 3], states[1, 4] = e1, e1 + e2, e2
+    ends = torch.tensor([[0, 1, 1, 0, 1], [1, 0, 0, 1, 1]], dtype=torch.bool)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]], dtype=torch.bool)
+    value = semantic_cohesion(states, ends, mask)
+    assert torch.isclose(value, torch.tensor((1.0 + 2 ** -0.5) / 2))
+    # minimising it pushes consecutive sentence states apart
+    s = states.clone().requires_grad_(True)
+    semantic_cohesion(s, ends, mask).backward()
+    with torch.no_grad():
+        after = semantic_cohesion(s - 0.1 * s.grad, ends, mask)
+    assert after < value
+    assert semantic_cohesion(states, torch.zeros_like(ends), mask) == 0      # no sentence: no term
+
+
+@pytest.mark.parametrize("better", [True, False])
+def test_self_critical_loss_pushes_a_better_sample_up_and_a_worse_one_down(better):
+    torch.manual_seed(0)
+    logits = torch.randn(4, 6, requires_grad=True)       # a tiny policy: 4 steps, 6 words
+    sampled = torch.tensor([2, 5, 1, 3])
+    mask = torch.tensor([[True, True, True, False]])     # the last step is after </s>
+
+    def sample_log_prob():
+        return torch.log_softmax(logits, -1).gather(1, sampled[:, None]).T   # (1, 4)
+
+    before = (sample_log_prob() * mask).sum()
+    r_sample, r_greedy = (0.6, 0.4) if better else (0.3, 0.5)
+    loss = self_critical_loss(sample_log_prob(), mask, torch.tensor([r_sample]), torch.tensor([r_greedy]))
+    loss.backward()
+    assert torch.equal(logits.grad[3], torch.zeros(6))  # masked step: no gradient
+    with torch.no_grad():
+        logits -= 0.5 * logits.grad
+    after = (sample_log_prob() * mask).sum()
+    assert (after > before) if better else (after < before)
+    # equal rewards: no signal
+    assert self_critical_loss(sample_log_prob(), mask, [0.5], [0.5]).item() == 0
+
+
+def test_rouge_reward_equals_rouge_score():
+    from rouge_score import rouge_scorer
+
+    ref = "zorvik won the matches on monday .\ncoach pello said the team was happy ."
+    preds = ["zorvik wins on monday . pello says the team won the match .".split(), "the match .".split(), []]
+    for kind in ("rougeL", "rouge1", "rouge2", "rougeLsum"):
+        scorer = rouge_scorer.RougeScorer([kind], use_stemmer=True)
+        for p in preds:
+            text = "\n".join(line.strip() for line in " ".join(p).replace(" . ", " .\n").split("\n"))
+            assert rouge_reward(p, ref, kind) == pytest.approx(scorer.score(ref, text)[kind].fmeasure, abs=1e-12)
+    assert 0 < rouge_reward(preds[0], ref) < 1 and rouge_reward([], ref) == 0
+
+
+def test_intermediate_rewards_add_up_and_reduce_to_the_plain_advantage():
+    ref = "zorvik won the match .\npello said the team was happy ."
+    s = "zorvik won the match . pello was happy . the the .".split()
+    deltas = intermediate_rewards(s, ref)
+    assert len(deltas) == 3 and sum(deltas) == pytest.approx(rouge_reward(s, ref))
+    assert deltas[0] > 0 and deltas[2] <= 0                         # a junk last sentence adds nothing
+    g = "pello said .".split()
+    adv = sentence_advantages(s, g, ref)
+    assert len(adv) == len(s) + 1                                   # and one for </s>
+    assert adv[0] == pytest.approx(rouge_reward(s, ref) - rouge_reward(g, ref))
+    assert adv[-1] == pytest.approx(deltas[2])                      # greedy has no third sentence
+    one_s, one_g = "zorvik won the match".split(), "the team".split()
+    plain = rouge_reward(one_s, ref) - rouge_reward(one_g, ref)
+    assert sentence_advantages(one_s, one_g, ref) == pytest.approx([plain] * (len(one_s) + 1))
+
+
+# -- the recipe and the command line -----------------------------------------------------------
+def test_command_line_options_and_rl_hparams():
+    from dca_course.__main__ import build_parser, _load_plugins, _overrides
+    from dca_course.recipes import DCARecipe
+
+    _load_plugins()
+    parser = build_parser()
+    train = parser._subparsers._group_actions[0].choices["train"]
+    DCARecipe.add_arguments(train)                      # a second time: no clash
+    args = parser.parse_args(["train", "dca", "--data", "synthnews-long:8", "--agents", "2", "--rl",
+                              "--cohesion", "0.5", "--gamma", "0.9", "--init", "runs/x"])
+    hp = DCARecipe.hparams("fast", _overrides(args))
+    assert (hp["agents"], hp["rl"], hp["cohesion"], hp["gamma"], hp["init"]) == (2, True, 0.5, 0.9, "runs/x")
+    assert hp["epochs"] == hp["rl_epochs"] and hp["lr"] == hp["rl_lr"]
+    args = parser.parse_args(["train", "dca", "--data", "x", "--rl", "--epochs", "3"])
+    hp = DCARecipe.hparams("fast", _overrides(args))
+    assert hp["epochs"] == 3
+    hp = DCARecipe.hparams("fast", _overrides(parser.parse_args(["train", "dca", "--data", "x"])))
+    assert hp["rl"] is False and hp["epochs"] == DCARecipe.profiles["fast"]["epochs"]
+
+
+def test_mle_then_rl_from_init(tmp_path: Path):
+    from dca_course.recipes import DCARecipe, Dataset, SpecError
+
+    exs = _examples()
+    data = Dataset("hand", "summaries", exs * 2, exs, exs, meta={"max_decode": 8})
+    small = dict(DCARecipe.profiles["fast"], emb_size=8, hidden_size=8, epochs=1, batch_size=3, beam_size=2,
+                 vocab_size=None)
+    mle = DCARecipe(dict(small, cohesion=0.5)).train(data, torch.device("cpu"), tmp_path / "mle", progress=False)
+    for key in ("rouge1", "rouge2", "rougeLsum", "repeated_trigrams", "novel_bigrams", "final_loss"):
+        assert key in mle
+    rl_hp = dict(small, rl=True, init=str(tmp_path / "mle"), intermediate_rewards=True, gamma=0.5)
+    recipe = DCARecipe(rl_hp)
+    with pytest.raises(SpecError):
+        recipe.train(data, torch.device("cpu"), tmp_path / "mle", progress=False)
+    logs = []
+    rl = DCARecipe(rl_hp).train(data, torch.device("cpu"), tmp_path / "rl", progress=False, log=logs.append)
+    assert "rouge1" in rl and any("reward_sample" in line for line in logs)
+    # the RL run started from the MLE weights
+    from dca_course.train import load_checkpoint
+    init, after = load_checkpoint(tmp_path / "mle" / "last.pt"), load_checkpoint(tmp_path / "rl" / "last.pt")
+    assert init["vocab"] == after["vocab"] and init["model_config"] == after["model_config"]
+    last = after["history"][-1]                      # the mixed loss: gamma L_RL + (1 - gamma) L_MLE
+    assert last["loss"] == pytest.approx(0.5 * last["rl_loss"] + 0.5 * last["nll"], rel=1e-5, abs=1e-6)
+    with pytest.raises(SpecError):
+        DCARecipe(dict(rl_hp, agents=2)).train(data, torch.device("cpu"), tmp_path / "rl2", progress=False)

@@ -1,0 +1,221 @@
+"""Dynamic Memory Networks: the modules one by one, gate masks and supervision, the CLI's bAbI spec."""
+import json
+import math
+
+import pytest
+import torch
+
+import dca_course.recipes  # noqa: F401  (registers the babi spec and the dmn recipe)
+from dca_course import seed_everything
+from dca_course.__main__ import main
+from dca_course.data.babi import BabiExample
+from dca_course.models.dmn import (DMN, babi_vocab, dmn_features, dmn_loss, gate_supervision_loss,
+                                   gated_gru_step, make_dmn_batch, position_encoding, read_facts)
+from dca_course.nn import AttentionGRUCell
+from dca_course.registry import SpecError, load_data
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny tensors: one thread is as fast, and does not stall when the machine is busy."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _examples():
+    long = BabiExample(story=[["mary", "moved", "to", "the", "bathroom"], ["john", "went", "to", "the", "hallway"],
+                              ["mary", "went", "back", "to", "the", "kitchen"], ["john", "moved", "to", "the", "garden"]],
+                       question=["where", "is", "mary"], answer=["kitchen"], supporting=[2], task=1)
+    short = BabiExample(story=[["sandra", "journeyed", "to", "the", "office"], ["daniel", "moved", "to", "the", "garden"]],
+                        question=["where", "is", "daniel"], answer=["garden"], supporting=[1], task=1)
+    return [long, short]
+
+
+def _setup(variant="dmn", **kw):
+    seed_everything(0)
+    exs = _examples()
+    vocab = babi_vocab(exs)
+    model = DMN(len(vocab), 8, 10, passes=2, variant=variant, **kw)
+    return exs, vocab, model, make_dmn_batch(exs, vocab)
+
+
+def test_batch_marks_sentence_ends_and_pads_facts():
+    exs, vocab, _, batch = _setup()
+    assert batch.fact_mask.tolist() == [[True] * 4, [True, True, False, False]]
+    end = vocab.stoi["."]
+    assert (batch.story.gather(1, batch.fact_pos)[batch.fact_mask] == end).all()
+    assert batch.fact_pos[0].tolist() == [5, 11, 18, 24]            # 5 + 1, 5 + 1, 6 + 1, 5 + 1 tokens
+    assert batch.supporting.tolist() == [[2], [1]]
+    assert batch.sentence_len.tolist() == [[5, 5, 6, 5], [5, 5, 0, 0]]
+    # Keeping only the last 3 facts shifts the supporting index; a dropped one becomes -1.
+    kept = make_dmn_batch(exs, vocab, max_facts=1)
+    assert kept.supporting.tolist() == [[-1], [0]] and kept.fact_mask.sum().item() == 2
+
+
+@pytest.mark.parametrize("variant", ["dmn", "dmn+"])
+def test_gates_shapes_and_padded_facts_get_exactly_zero(variant):
+    _, _, model, batch = _setup(variant)
+    out = model(batch)
+    assert out["gates"].shape == (2, 2, 4) and out["scores"].shape == (2, 2, 4)
+    assert out["memories"].shape == (2, 3, 10) and out["logits"].shape == (2, model.vocab_size)
+    assert torch.equal(out["memories"][:, 0], out["question"])       # m^0 = q
+    assert (out["gates"][1, :, 2:] == 0).all()                       # exactly zero, both passes
+    assert (out["gates"][:, :, :2] > 0).all()
+    if variant == "dmn+":
+        assert torch.allclose(out["gates"].sum(-1), torch.ones(2, 2))
+    # Padding a story with more facts changes nothing for it.
+    alone = model(make_dmn_batch(_examples()[1:], babi_vocab(_examples())))
+    assert torch.allclose(alone["gates"][0], out["gates"][1, :, :2], atol=1e-6)
+    assert torch.allclose(alone["logits"][0], out["logits"][1], atol=1e-5)
+
+
+def test_facts_are_the_gru_state_at_each_sentence_end():
+    _, _, model, batch = _setup()
+    facts = model.encode_story(batch)
+    assert facts.shape == (2, 4, 10)
+    assert (facts[1, 2:] == 0).all()
+    for b in range(2):
+        for t in range(int(batch.fact_mask[b].sum())):
+            prefix = batch.story[b: b + 1, : batch.fact_pos[b, t] + 1]   # the story up to sentence t's end
+            out, h_n = model.input_gru(model.embedding(prefix))
+            assert torch.allclose(facts[b, t], h_n[0, 0], atol=1e-6), (b, t)
+    # read_facts gathers exactly those positions.
+    outputs = torch.arange(2 * 6 * 1, dtype=torch.float).reshape(2, 6, 1)
+    got = read_facts(outputs, torch.tensor([[1, 4], [2, 0]]), torch.tensor([[True, True], [True, False]]))
+    assert got.squeeze(-1).tolist() == [[1.0, 4.0], [8.0, 0.0]]
+
+
+def test_question_is_last_real_state():
+    _, _, model, batch = _setup()
+    q = model.encode_question(batch)
+    for b in range(2):
+        n = int(batch.question_len[b])
+        _, h_n = model.input_gru(model.embedding(batch.question[b: b + 1, :n]))
+        assert torch.allclose(q[b], h_n[0, 0], atol=1e-6)
+
+
+def test_feature_vector_has_nine_parts_in_order():
+    c = torch.tensor([[[1.0, 2.0]]])          # (batch 1, fact 1, H 2)
+    m = torch.tensor([[3.0, -1.0]])
+    q = torch.tensor([[0.5, 4.0]])
+    W = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    z = dmn_features(c, m, q, W)[0, 0]
+    assert z.shape == (7 * 2 + 2,)
+    expected = [1, 2,  3, -1,  0.5, 4,  0.5, 8,  3, -2,  0.5, 2,  2, 3,
+                1 * 0.5 + 2 * 2 * 4,       # c^T W q = 16.5
+                1 * 3 + 2 * 2 * -1]        # c^T W m = -1
+    assert z.tolist() == expected
+
+
+def test_gated_gru_step_and_attention_gru_gradcheck():
+    torch.manual_seed(0)
+    cell = torch.nn.GRUCell(3, 4).double()
+    c, h = torch.randn(2, 3, dtype=torch.double, requires_grad=True), torch.randn(2, 4, dtype=torch.double, requires_grad=True)
+    g = torch.rand(2, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda c, h, g: gated_gru_step(cell, c, h, g), (c, h, g))
+    # g = 0 keeps the state, g = 1 is a plain GRU step.
+    assert torch.equal(gated_gru_step(cell, c, h, torch.zeros(2, dtype=torch.double)), h)
+    assert torch.allclose(gated_gru_step(cell, c, h, torch.ones(2, dtype=torch.double)), cell(c, h))
+    att = AttentionGRUCell(3, 4).double()
+    assert torch.autograd.gradcheck(lambda c, h, g: att(c, h, g), (c, h, g))
+
+
+def test_gate_supervision_loss_hand_values():
+    scores = torch.tensor([[[0.0, math.log(3.0), 5.0]]])          # one example, one pass, 3 facts
+    mask = torch.tensor([[True, True, False]])                    # the third fact is padding
+    sup = torch.tensor([[1]])
+    # softmax over the two real facts: (1/4, 3/4) -> -log(3/4); the padded score does not count.
+    assert math.isclose(gate_supervision_loss(scores, mask, sup, "dmn+").item(), -math.log(0.75), rel_tol=1e-6)
+    # sigmoid gates: BCE(sigma(0), 0) + BCE(sigma(log 3), 1) = log 2 + log(4/3)
+    assert math.isclose(gate_supervision_loss(scores, mask, sup, "dmn").item(),
+                        math.log(2) + math.log(4 / 3), rel_tol=1e-6)
+    # passes without a supporting fact (-1) are not supervised
+    two = torch.cat([scores, scores], 1)
+    assert math.isclose(gate_supervision_loss(two, mask, torch.tensor([[1, -1]]), "dmn+").item(),
+                        -math.log(0.75), rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("variant", ["dmn", "dmn+"])
+def test_gate_supervision_points_gates_at_the_supporting_fact(variant):
+    exs, vocab, model, batch = _setup(variant)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    losses = []
+    for _ in range(20):
+        out = model(batch)
+        loss = gate_supervision_loss(out["scores"], batch.fact_mask, batch.supporting, variant)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.2 * losses[0]
+    gates = model(batch)["gates"][:, 0]                            # pass 1
+    assert gates.argmax(-1).tolist() == [2, 1]                     # the supporting facts
+    assert gates[0, 2] > 0.8 and gates[1, 1] > 0.8
+    assert gates[0, [0, 1, 3]].max() < 0.2 and gates[1, 0] < 0.2
+
+
+def test_loss_includes_gates_only_when_asked_and_answer_decoder():
+    _, _, model, batch = _setup("dmn+")
+    plain, stats = dmn_loss(model, batch, gate_supervision=False)
+    both, stats2 = dmn_loss(model, batch, gate_supervision=True)
+    assert "gate_loss" not in stats and "gate_loss" in stats2
+    assert math.isclose(both.item(), plain.item() + stats2["gate_loss"], rel_tol=1e-5)
+    seq = DMN(model.vocab_size, 8, 10, passes=1, answer="sequence", max_answer=3)
+    out = seq(batch)
+    assert out["logits"].shape == (2, batch.answer.size(1), model.vocab_size)   # answer + </s>
+    answers, gates = seq.predict(batch)
+    assert all(len(a) <= 4 for a in answers) and gates.shape == (2, 1, 4)
+
+
+def test_dmn_plus_input_fusion_masks_and_position_encoding():
+    w = position_encoding(torch.tensor([2, 0]), 3, 4)
+    assert w.shape == (2, 3, 4) and (w[0, 2] == 0).all() and (w[1] == 0).all()
+    assert math.isclose(w[0, 0, 3].item(), (1 - 1 / 2) - 1.0 * (1 - 2 * 1 / 2))   # j=1, J=2, d=D
+    _, _, model, batch = _setup("dmn+", input_module="fusion")
+    facts = model.encode_story(batch)
+    assert facts.shape == (2, 4, 10) and (facts[1, 2:] == 0).all()
+    # the backward direction must not read the padding: a story alone gives the same facts
+    alone = model.encode_story(make_dmn_batch(_examples()[1:], babi_vocab(_examples())))
+    assert torch.allclose(alone[0], facts[1, :2], atol=1e-6)
+
+
+def test_babi_spec_errors_list_choices(tmp_path):
+    with pytest.raises(SpecError, match=r"1, 2, 3, 6, 7, 8, 11, 15"):
+        load_data("babi:4")
+    with pytest.raises(SpecError, match=r"no bAbI folder"):
+        load_data(f"babi:{tmp_path / 'nowhere'}:1")
+    with pytest.raises(SpecError, match=r"1, 2, 3, 4, 5.*19, 20"):
+        load_data(f"babi:{tmp_path}:21")
+    with pytest.raises(SpecError, match=r"qa1_single-supporting-fact_train.txt"):
+        load_data(f"babi:{tmp_path}:1")
+    with pytest.raises(SpecError, match=r"babi:1"):
+        load_data("babi")
+
+
+def test_cli_reports_bad_babi_spec(capsys):
+    assert main(["train", "dmn", "--data", "babi:99", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown bAbI task '99'" in err and "1, 2, 3, 6, 7, 8, 11, 15" in err
+
+
+def test_cli_train_then_evaluate_a_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "dmn", "--data", "babi:1", "--device", "cpu", "--epochs", "1", "--batch-size", "50",
+                 "--out", str(out), "--quiet", "--variant", "dmn+", "--passes", "1"]) == 0
+    trained = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert 0.0 <= trained["accuracy"] <= 1.0 and trained["variant"] == "dmn+" and trained["passes"] == 1
+    assert main(["evaluate", str(out), "--device", "cpu"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["accuracy"] == trained["accuracy"]
+
+
+def test_memory_update_variants_and_bad_options():
+    _, _, model, batch = _setup("dmn+", memory_update="relu")
+    out = model(batch)
+    assert out["memories"].shape == (2, 3, 10) and (out["memories"][:, 1:] >= 0).all()   # ReLU layer
+    for bad in (dict(variant="dmn++"), dict(answer="words"), dict(input_module="cnn"), dict(memory_update="lstm"),
+                dict(passes=0)):
+        with pytest.raises(ValueError):
+            DMN(10, 4, 4, **bad)
