@@ -68,8 +68,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--max-len", type=int, default=60)
     parser.add_argument("--min-len", type=int, default=0)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU threads (default 1: a second thread on a busy 2-core machine waits at every op)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
     device = dca_course.device(args.device)
     model, vocab, examples, max_src = _model_and_data(args, device)
     batches = [collate(examples[i: i + args.batch_size], vocab, max_src).to(device)

@@ -37,8 +37,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--no-coverage", action="store_true")
     parser.add_argument("--device", default=None)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU threads (default 1: a second thread on a busy 2-core machine waits at every op)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
     device = dca_course.device(args.device)
     dca_course.seed_everything(args.seed)
 
