@@ -3,8 +3,10 @@
     train MODEL --data SPEC [--profile fast|full] [--device auto|cpu|cuda] [--seed N] [--out DIR]
     evaluate DIR --data SPEC [--split test]
     score --pred FILE --ref FILE [--sents]
+    data generate babi --task N --out DIR | data generate synthnews [--long] --out DIR
+    data download babi [--cache DIR] | data download cnndm --out DIR
 
-All three end with one line of JSON holding the final metrics (``train`` also writes it to
+All of them end with one line of JSON holding the final metrics (``train`` also writes it to
 ``DIR/metrics.json``), so scripts can read results without parsing prose.  Progress and logs
 go to stderr.  Under ``torchrun`` only rank 0 prints the JSON and writes files.
 """
@@ -68,6 +70,24 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--ref", type=Path, required=True, help="reference summaries, one example a line")
     score.add_argument("--sents", action="store_true",
                        help="sentences within a line are TAB-separated (ROUGE-Lsum splits there)")
+
+    data = sub.add_parser("data", help="write generated data sets to files, or download real ones (opt-in)")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    gen = data_sub.add_parser("generate", help="write bAbI-format tasks or SynthNews as files")
+    gen.add_argument("what", choices=["babi", "synthnews"])
+    gen.add_argument("--out", type=Path, required=True, help="folder to write into")
+    gen.add_argument("--task", type=int, default=1, help="babi: the task number")
+    gen.add_argument("--train", type=int, default=1000, help="training questions (babi) or articles (synthnews)")
+    gen.add_argument("--valid", type=int, default=100, help="synthnews: validation articles")
+    gen.add_argument("--test", type=int, default=1000, help="test questions (babi) or articles (synthnews)")
+    gen.add_argument("--long", action="store_true", help="synthnews: 5-6 paragraph articles (for DCA)")
+    gen.add_argument("--seed", type=int, default=0)
+    down = data_sub.add_parser("download", help="download a real data set once (cached, checksummed)")
+    down.add_argument("what", choices=["babi", "cnndm"])
+    down.add_argument("--cache", type=Path, default=None, help="babi: cache folder (default $DCA_COURSE_CACHE "
+                                                               "or ~/.cache/dca_course)")
+    down.add_argument("--out", type=Path, default=None, help="cnndm: folder for the line files")
+    down.add_argument("--limit", type=int, default=None, help="cnndm: examples per split (default: all)")
     return parser
 
 
@@ -138,12 +158,69 @@ def cmd_score(args) -> int:
     return 0
 
 
+def _write_lines(path: Path, lines: list[str]) -> None:
+    from .train import atomic_write
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(line + "\n" for line in lines)
+    atomic_write(path, write)
+
+
+def write_line_files(folder: Path, split: str, examples) -> None:
+    """``{split}.source`` (one article a line) and ``{split}.target.sents.tsv`` (its summary's
+    sentences TAB-separated): the layout ``cnndm:PATH`` and ``score --sents`` read."""
+    _write_lines(folder / f"{split}.source", [" ".join(ex.source) for ex in examples])
+    _write_lines(folder / f"{split}.target.sents.tsv",
+                 ["\t".join(ex.summary_text().split("\n")) for ex in examples])
+
+
+def cmd_data(args) -> int:
+    result: dict = {"command": f"data {args.data_command} {args.what}"}
+    if args.data_command == "generate" and args.what == "babi":
+        from .data.babi import TASK_NAMES, load_generated, write_babi
+
+        if args.task not in TASK_NAMES:
+            raise SpecError(f"bAbI has tasks 1..20, not {args.task}")
+        train, test = load_generated(args.task, args.train, args.test, args.seed)   # as babi:TASK trains on
+        stem = args.out / "en" / TASK_NAMES[args.task]
+        write_babi(train, f"{stem}_train.txt")
+        write_babi(test, f"{stem}_test.txt")
+        result.update(folder=str(args.out), task=args.task, spec=f"babi:{args.out}:{args.task}")
+    elif args.data_command == "generate":
+        from .data.synthnews import load_synthnews
+
+        splits = load_synthnews(args.train, args.valid, args.test, seed=args.seed, long=args.long)
+        for name, examples in zip(("train", "val", "test"), splits):
+            write_line_files(args.out, name, examples)
+        result.update(folder=str(args.out), spec=f"cnndm:{args.out}", articles=[len(s) for s in splits])
+    else:
+        if args.what == "cnndm" and args.out is None:
+            raise SpecError("data download cnndm needs --out FOLDER for the line files")
+        try:
+            if args.what == "babi":
+                from .data.babi import download_babi
+
+                result.update(folder=str(download_babi(args.cache)))
+            else:
+                from .data.cnndm import load_hf
+
+                for name, split in (("train", "train"), ("val", "valid"), ("test", "test")):
+                    write_line_files(args.out, name, load_hf(split, args.limit))
+                result.update(folder=str(args.out), spec=f"cnndm:{args.out}")
+        except (ImportError, RuntimeError, OSError) as exc:     # no network, no `datasets`
+            raise SpecError(f"could not download {args.what}: {exc}") from None
+    _print_json(result)
+    return 0
+
+
 def main(argv=None) -> int:
     _load_plugins()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score}[args.command](args)
+        commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data}
+        return commands[args.command](args)
     except (SpecError, CheckpointError, FileNotFoundError, ScoreError) as exc:
         print(f"dca-course: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,45 @@
+"""`python -m dca_course data ...`: generated data sets written as files read back the same."""
+import json
+
+import pytest
+
+from dca_course.__main__ import main
+from dca_course.data.babi import TASK_NAMES, load_generated, read_babi
+from dca_course.data.cnndm import load_cnndm
+from dca_course.data.synthnews import load_synthnews
+
+
+def _json_line(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_generate_babi_writes_v12_files_that_read_back(tmp_path, capsys):
+    assert main(["data", "generate", "babi", "--task", "2", "--train", "60", "--test", "30",
+                 "--out", str(tmp_path)]) == 0
+    assert _json_line(capsys)["spec"] == f"babi:{tmp_path}:2"
+    train, test = load_generated(2, 60, 30, seed=0)
+    stem = tmp_path / "en" / TASK_NAMES[2]
+    for split, expected in (("train", train), ("test", test)):
+        got = read_babi(f"{stem}_{split}.txt")
+        assert [(e.question, e.answer, e.supporting) for e in got] == \
+               [(e.question, e.answer, e.supporting) for e in expected]
+
+
+def test_generate_synthnews_writes_line_files_for_the_cnndm_reader(tmp_path, capsys):
+    assert main(["data", "generate", "synthnews", "--train", "8", "--valid", "2", "--test", "3", "--long",
+                 "--out", str(tmp_path)]) == 0
+    assert _json_line(capsys)["articles"] == [8, 2, 3]
+    expected = load_synthnews(8, 2, 3, seed=0, long=True)[2]
+    got = load_cnndm(tmp_path, "test")
+    assert [e.source for e in got] == [e.source for e in expected]
+    assert [e.summary_text() for e in got] == [e.summary_text() for e in expected]
+
+
+def test_download_cnndm_needs_a_folder(capsys):
+    assert main(["data", "download", "cnndm"]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_unknown_babi_task_is_a_clear_error(tmp_path, capsys):
+    assert main(["data", "generate", "babi", "--task", "21", "--out", str(tmp_path)]) == 2
+    assert "tasks 1..20" in capsys.readouterr().err
