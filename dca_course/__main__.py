@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--batch-size", type=int, default=None, help="override the profile's batch size (per process)")
     train.add_argument("--lr", type=float, default=None, help="override the profile's learning rate")
     train.add_argument("--limit-train", type=int, default=None, metavar="N",
-                       help="train on the first N training examples only (a quick smoke run)")
+                       help="train on the first N training examples only (of each task for babi:all; a quick smoke run)")
     train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
     seen = set()
@@ -111,7 +111,7 @@ def cmd_train(args) -> int:
     hp["profile"] = args.profile   # evaluate rebuilds the same data splits from it
     data = load_data(args.data, args.profile, args.seed)
     if args.limit_train:
-        data.train = data.train[: args.limit_train]
+        data.limit_train(args.limit_train)
     out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     result = recipe_cls(hp).train(data, device, out, seed=args.seed, progress=not args.quiet,

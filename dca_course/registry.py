@@ -30,6 +30,20 @@ class Dataset:
     test: list
     meta: dict = field(default_factory=dict)
 
+    def limit_train(self, n: int) -> None:
+        """Keep the first ``n`` training examples: of each task, when the set holds several
+        tasks (``babi:all``), so that every task still trains on something."""
+        if len(self.meta.get("tasks") or ()) > 1:
+            seen: dict = {}
+            kept = []
+            for ex in self.train:
+                seen[ex.task] = seen.get(ex.task, 0) + 1
+                if seen[ex.task] <= n:
+                    kept.append(ex)
+            self.train = kept
+        else:
+            self.train = self.train[:n]
+
     def split(self, name: str) -> list:
         if name not in ("train", "valid", "test"):
             raise SpecError(f"unknown split {name!r}; choose from train, valid, test")

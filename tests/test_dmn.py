@@ -219,3 +219,16 @@ def test_memory_update_variants_and_bad_options():
                 dict(passes=0)):
         with pytest.raises(ValueError):
             DMN(10, 4, 4, **bad)
+
+
+def test_limit_train_keeps_examples_of_every_task():
+    from dca_course.registry import load_data
+
+    data = load_data("babi:all", "fast", 0)
+    data.limit_train(7)
+    tasks = data.meta["tasks"]
+    assert len(tasks) > 1
+    assert sorted(ex.task for ex in data.train) == sorted(t for t in tasks for _ in range(7))
+    one = load_data("babi:1", "fast", 0)
+    one.limit_train(5)
+    assert len(one.train) == 5
