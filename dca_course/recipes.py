@@ -548,6 +548,8 @@ def _add_dca_arguments(parser) -> None:
                           help="dca --rl: the ROUGE F1 used as reward (default rougeL)")),
         ("--intermediate-rewards", dict(action="store_true", default=None,
                                         help="dca --rl: sentence-level (intermediate) rewards")),
+        ("--rl-samples", dict(type=int, default=None, metavar="K",
+                              help="dca --rl: summaries sampled per article, each judged against the greedy one")),
     ]
     for flag, kwargs in options:
         if flag not in parser._option_string_actions:
@@ -569,11 +571,11 @@ class DCARecipe(CopyingRecipe):
         "fast": dict(emb_size=64, hidden_size=128, context_layers=1, agents=3, vocab_size=2000, max_src=400,
                      max_tgt=100, beam_size=4, epochs=6, batch_size=32, lr=2e-3, clip=2.0, rl=False,
                      rl_epochs=1, rl_lr=2e-4, gamma=0.97, cohesion=0.0, reward="rougeL",
-                     intermediate_rewards=False, init=None, max_decode=None, min_decode=None),
+                     intermediate_rewards=False, rl_samples=4, init=None, max_decode=None, min_decode=None),
         "full": dict(emb_size=128, hidden_size=256, context_layers=2, agents=3, vocab_size=50000, max_src=800,
                      max_tgt=100, beam_size=4, epochs=20, batch_size=16, lr=1e-3, clip=2.0, rl=False,
                      rl_epochs=5, rl_lr=1e-4, gamma=0.97, cohesion=0.0, reward="rougeL",
-                     intermediate_rewards=False, init=None, max_decode=None, min_decode=None),
+                     intermediate_rewards=False, rl_samples=4, init=None, max_decode=None, min_decode=None),
     }
 
     def __init__(self, hparams: dict):
@@ -657,20 +659,25 @@ class DCARecipe(CopyingRecipe):
         return loss, stats
 
     def rl_loss(self, model, batch):
-        """Self-critical loss of a sampled summary against the greedy one (rewards: ROUGE)."""
+        """Self-critical loss of ``rl_samples`` sampled summaries per article, each against the
+        article's greedy summary (rewards: ROUGE).  More samples per article give the gradient
+        both better and worse summaries than greedy to learn from, not mostly worse ones."""
         vocab, kind = self._vocab, self.hp.get("reward") or "rougeL"
         max_len = self._decode_len("max_decode", 100)
+        k = max(int(self.hp.get("rl_samples") or 1), 1)
         baseline = greedy(model, batch, max_len)                          # y^, no gradient
-        drawn = sample_decode(model, batch, max_len, grad=True)           # y~, with its graph
-        refs = [ex.summary_text() for ex in batch.examples]
+        drawn_from = batch if k == 1 else self.make_batch(list(batch.examples) * k, vocab).to(batch.src.device)
+        drawn = sample_decode(model, drawn_from, max_len, grad=True)      # y~, with its graph
+        refs = [ex.summary_text() for ex in drawn_from.examples]
         # strip=False keeps one token per id, so per-word rewards line up with the log-probs
-        s_toks = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(drawn.ids, batch.oovs)]
-        g_toks = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(baseline.ids, batch.oovs)]
+        s_toks = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(drawn.ids, drawn_from.oovs)]
+        g_once = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(baseline.ids, batch.oovs)]
+        g_toks = g_once * k                                               # drawn_from repeats the batch k times
         lp = drawn.log_probs                                              # (batch, steps), </s> included
         steps = lp.size(1)
         mask = lengths_to_mask([min(len(ids) + 1, steps) for ids in drawn.ids], steps).to(lp.device)
         r_s = [rouge_reward(s, ref, kind) for s, ref in zip(s_toks, refs)]
-        r_g = [rouge_reward(g, ref, kind) for g, ref in zip(g_toks, refs)]
+        r_g = [rouge_reward(g, ex.summary_text(), kind) for g, ex in zip(g_once, batch.examples)] * k
         if self.hp.get("intermediate_rewards"):
             adv = torch.zeros(lp.shape, dtype=lp.dtype)
             for b, (s, g, ref) in enumerate(zip(s_toks, g_toks, refs)):
@@ -877,7 +884,7 @@ class DMNRecipe(Recipe):
         from .train import save_checkpoint
 
         main = dist_info().is_main
-        per_task, rows, saved = {}, [], {}
+        per_task, saved = {}, {}
         started = time.perf_counter()
         bar = tqdm(tasks, desc="bAbI tasks", disable=not (progress and main))
         for t in bar:

@@ -1,8 +1,6 @@
 """`python -m dca_course data ...`: generated data sets written as files read back the same."""
 import json
 
-import pytest
-
 from dca_course.__main__ import main
 from dca_course.data.babi import TASK_NAMES, load_generated, read_babi
 from dca_course.data.cnndm import load_cnndm

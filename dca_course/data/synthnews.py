@@ -1862,7 +1862,6 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
     summary = [_fill(t, slots, sum_used) for t in chosen]
 
     # Facts --------------------------------------------------------------------------
-    source = [t for p in paragraphs for s in p for t in s]
     target = [t for s in summary for t in s]
     key_facts, entities, entity_tokens = [], [], []
     for t in chosen:

@@ -9,9 +9,9 @@ beam search, the trainer and the evaluator serve them all:
 * ``step(y_prev, state) -> (log_probs, state, info)``: one decoding step;
 * ``vocab_size``: V, the fixed vocabulary (width is V, or V + n_oov for a copying model).
 """
+from .dca import DCA
+from .dmn import DMN
 from .gru_lm import GRULanguageModel
 from .seq2seq import Seq2Seq
 
-__all__ = ["GRULanguageModel", "Seq2Seq"]
-from .dca import DCA  # noqa: E402,F401  (Deep Communicating Agents)
-from .dmn import DMN  # noqa: E402,F401  (Dynamic Memory Networks)
+__all__ = ["DCA", "DMN", "GRULanguageModel", "Seq2Seq"]
