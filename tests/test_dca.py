@@ -417,3 +417,21 @@ def test_mle_then_rl_from_init(tmp_path: Path):
     assert last["loss"] == pytest.approx(0.5 * last["rl_loss"] + 0.5 * last["nll"], rel=1e-5, abs=1e-6)
     with pytest.raises(SpecError):
         DCARecipe(dict(rl_hp, agents=2)).train(data, torch.device("cpu"), tmp_path / "rl2", progress=False)
+
+
+def test_rl_profile_uses_its_own_batch_size_and_k_samples_share_one_greedy_baseline():
+    from dca_course.recipes import DCARecipe
+
+    hp = DCARecipe.hparams("fast", {"rl": True})
+    assert (hp["batch_size"], hp["lr"], hp["epochs"]) == (hp["rl_batch_size"], hp["rl_lr"], hp["rl_epochs"])
+    assert DCARecipe.hparams("fast", {"rl": True, "batch_size": 5})["batch_size"] == 5
+    vocab, batch, model = _setup(context_layers=1)
+    stats = {}
+    for k in (1, 3):
+        recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl_samples=k, max_decode=6))
+        recipe._vocab = vocab
+        seed_everything(0)
+        loss, stats[k] = recipe.rl_loss(model, batch)
+        assert torch.isfinite(loss) and loss.requires_grad
+    # the greedy summaries (the baseline) do not depend on how many samples each article gets
+    assert stats[1]["reward_greedy"] == pytest.approx(stats[3]["reward_greedy"])
