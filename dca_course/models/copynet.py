@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from ..nn.attention import AdditiveAttention
-from .pointer_generator import BiRNNEncoder, decoder_inputs, oov_slots, safe_log
+from .pointer_generator import BiRNNEncoder, decoder_inputs, oov_slots, safe_log, teacher_forcing
 
 
 def copy_mix(gen_scores: torch.Tensor, copy_scores: torch.Tensor, src_ext: torch.Tensor,
@@ -136,12 +136,4 @@ class CopyNet(nn.Module):
         """Teacher forcing on ``<s>`` + the extended reference words.  Returns log_probs
         (batch, T, V + n_oov), attn and copy (batch, T, src_len), p_copy (batch, T): the copy
         mode's total probability at each step, and selective (batch, T, src_len): rho."""
-        state = self.encode(batch)
-        y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)
-        outs: dict[str, list] = {"log_probs": []}
-        for t in range(y_prev.size(1)):
-            lp, state, info = self.step(y_prev[:, t], state)
-            outs["log_probs"].append(lp)
-            for k, v in info.items():
-                outs.setdefault(k, []).append(v)
-        return {k: torch.stack(v, dim=1) for k, v in outs.items()}
+        return teacher_forcing(self, batch)

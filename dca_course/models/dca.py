@@ -70,7 +70,7 @@ import torch
 from torch import nn
 
 from ..nn.attention import AdditiveAttention
-from .pointer_generator import decoder_inputs, final_distribution, oov_slots, safe_log
+from .pointer_generator import decoder_inputs, final_distribution, oov_slots, safe_log, teacher_forcing
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents",
            "reverse_within_length"]
@@ -273,13 +273,4 @@ class DCA(nn.Module):
         """Teacher forcing.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``
         (batch, T, agents, len), ``agent_attn`` and ``p_gen`` (batch, T, agents), and the
         decoder states ``s`` (batch, T, H) (for the semantic cohesion loss)."""
-        state = self.encode(batch)
-        bos = batch.tgt_in[:, :1]
-        y_prev = torch.cat([bos, batch.tgt_out[:, :-1]], dim=1)     # extended previous words
-        outs: dict[str, list] = {"log_probs": []}
-        for t in range(y_prev.size(1)):
-            lp, state, info = self.step(y_prev[:, t], state)
-            outs["log_probs"].append(lp)
-            for k, v in info.items():
-                outs.setdefault(k, []).append(v)
-        return {k: torch.stack(v, dim=1) for k, v in outs.items()}
+        return teacher_forcing(self, batch)

@@ -58,6 +58,22 @@ def safe_log(p: torch.Tensor) -> torch.Tensor:
     return torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
 
 
+def teacher_forcing(model, batch) -> dict:
+    """Run ``model.step`` over ``<s>`` and the reference words (extended ids: a copying model
+    must know which OOV word it wrote) and stack what every step returns: ``log_probs``
+    (batch, T, width) and each ``info`` entry as (batch, T, ...).  The forward pass of the
+    pointer-generator, CopyNet and DCA."""
+    state = model.encode(batch)
+    y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
+    outs: dict[str, list] = {"log_probs": []}
+    for t in range(y_prev.size(1)):
+        lp, state, info = model.step(y_prev[:, t], state)
+        outs["log_probs"].append(lp)
+        for k, v in info.items():
+            outs.setdefault(k, []).append(v)
+    return {k: torch.stack(v, dim=1) for k, v in outs.items()}
+
+
 def final_distribution(p_vocab: torch.Tensor, attn: torch.Tensor, p_gen: torch.Tensor,
                        src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
     """Equation (9): P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{i: w_i = w} a_i.
@@ -219,13 +235,4 @@ class PointerGenerator(nn.Module):
         """Teacher forcing.  Returns log_probs (batch, T, V + n_oov), attn, coverage (both
         (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t), p_gen
         (batch, T) and cov_loss (batch, T), the per-step terms of eq. (12)."""
-        state = self.encode(batch)
-        bos = batch.tgt_in[:, :1]
-        y_prev = torch.cat([bos, batch.tgt_out[:, :-1]], dim=1)     # extended previous words
-        outs: dict[str, list] = {"log_probs": []}
-        for t in range(y_prev.size(1)):
-            lp, state, info = self.step(y_prev[:, t], state)
-            outs["log_probs"].append(lp)
-            for k, v in info.items():
-                outs.setdefault(k, []).append(v)
-        return {k: torch.stack(v, dim=1) for k, v in outs.items()}
+        return teacher_forcing(self, batch)
