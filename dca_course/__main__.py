@@ -5,6 +5,7 @@
     score --pred FILE --ref FILE [--sents]
     data generate babi --task N --out DIR | data generate synthnews [--long] --out DIR
     data download babi [--cache DIR] | data download cnndm --out DIR
+    profiles [MODEL]
 
 All of them end with one line of JSON holding the final metrics (``train`` also writes it to
 ``DIR/metrics.json``), so scripts can read results without parsing prose.  Progress and logs
@@ -70,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--ref", type=Path, required=True, help="reference summaries, one example a line")
     score.add_argument("--sents", action="store_true",
                        help="sentences within a line are TAB-separated (ROUGE-Lsum splits there)")
+
+    profiles = sub.add_parser("profiles", help="the fast and full settings of every model, as JSON")
+    profiles.add_argument("model", nargs="?", choices=list(MODELS), help="one model (default: all)")
 
     data = sub.add_parser("data", help="write generated data sets to files, or download real ones (opt-in)")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -214,12 +218,20 @@ def cmd_data(args) -> int:
     return 0
 
 
+def cmd_profiles(args) -> int:
+    """Every model's profiles in one place: ``fast`` (a CPU minute) and ``full`` (the paper's sizes)."""
+    names = [args.model] if args.model else list(MODELS)
+    _print_json({name: get_model(name).profiles for name in names})
+    return 0
+
+
 def main(argv=None) -> int:
     _load_plugins()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data}
+        commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data,
+                    "profiles": cmd_profiles}
         return commands[args.command](args)
     except (SpecError, CheckpointError, FileNotFoundError, ScoreError) as exc:
         print(f"dca-course: error: {exc}", file=sys.stderr)

@@ -41,3 +41,13 @@ def test_download_cnndm_needs_a_folder(capsys):
 def test_unknown_babi_task_is_a_clear_error(tmp_path, capsys):
     assert main(["data", "generate", "babi", "--task", "21", "--out", str(tmp_path)]) == 2
     assert "tasks 1..20" in capsys.readouterr().err
+
+
+def test_profiles_lists_fast_and_full_for_every_model(capsys):
+    from dca_course.registry import MODELS
+
+    assert main(["profiles"]) == 0
+    out = _json_line(capsys)
+    assert set(out) == set(MODELS)
+    assert all(set(p) == {"fast", "full"} for p in out.values())
+    assert out["pointer-generator"]["full"]["hidden_size"] == 256 and out["dca"]["full"]["agents"] == 3
