@@ -54,7 +54,9 @@ COLUMNS = [("rouge1", "R-1", 2), ("rouge2", "R-2", 2), ("rougeL", "R-L", 2), ("r
 def run_row(args, folder: Path, train_args: str) -> dict:
     metrics_file = folder / "metrics.json"
     if args.reuse and metrics_file.is_file():
-        return json.loads(metrics_file.read_text())
+        result = json.loads(metrics_file.read_text())
+        result.pop("out", None)                  # where it ran: not a result
+        return result
     cmd = [sys.executable, "-m", "dca_course", "train", *train_args.split(), "--profile", args.profile,
            "--device", args.device, "--seed", str(args.seed), "--out", str(folder), "--fresh"]
     print("$", " ".join(cmd[1:]), flush=True)
@@ -62,6 +64,7 @@ def run_row(args, folder: Path, train_args: str) -> dict:
     out = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, check=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
     result["wall_seconds"] = round(time.perf_counter() - start, 1)
+    result.pop("out", None)
     return result
 
 
