@@ -261,18 +261,23 @@ SUMMARY_DECODE = {"synthnews": dict(min_decode=20, max_decode=80),
                   "cnndm": dict(min_decode=35, max_decode=120)}
 
 
-@register_data("synthnews", usage="synthnews[:N]", help="generated news articles and summaries (N to train on)")
-def _synthnews(arg: str, profile: str, seed: int) -> Dataset:
+def _synthnews_spec(name: str, arg: str, profile: str, seed: int, long: bool) -> Dataset:
+    """``synthnews[:N]`` and ``synthnews-long[:N]``: the profile's sizes, N training articles."""
     from .data.synthnews import load_synthnews
 
     n_train, n_valid, n_test = SYNTHNEWS_SIZES[profile]
     if arg:
         if not arg.isdigit() or int(arg) < 1:
-            raise SpecError(f"synthnews takes a number of training articles, got {arg!r}")
+            raise SpecError(f"{name} takes a number of training articles, got {arg!r}")
         n_train = int(arg)
-    train, valid, test = load_synthnews(n_train, n_valid, n_test, seed=seed)
-    return Dataset(f"synthnews:{n_train}" if arg else "synthnews", "summaries", train, valid, test,
+    train, valid, test = load_synthnews(n_train, n_valid, n_test, seed=seed, long=long)
+    return Dataset(f"{name}:{n_train}" if arg else name, "summaries", train, valid, test,
                    meta=dict(SUMMARY_DECODE["synthnews"]))
+
+
+@register_data("synthnews", usage="synthnews[:N]", help="generated news articles and summaries (N to train on)")
+def _synthnews(arg: str, profile: str, seed: int) -> Dataset:
+    return _synthnews_spec("synthnews", arg, profile, seed, long=False)
 
 
 # examples read per split under each profile (None: all); the fast profile reads the first lines
@@ -519,16 +524,7 @@ from .models.dca import DCA  # noqa: E402
 @register_data("synthnews-long", usage="synthnews-long[:N]",
                help="SynthNews with 5-6 paragraph articles, for DCA (N to train on)")
 def _synthnews_long(arg: str, profile: str, seed: int) -> Dataset:
-    from .data.synthnews import load_synthnews
-
-    n_train, n_valid, n_test = SYNTHNEWS_SIZES[profile]
-    if arg:
-        if not arg.isdigit() or int(arg) < 1:
-            raise SpecError(f"synthnews-long takes a number of training articles, got {arg!r}")
-        n_train = int(arg)
-    train, valid, test = load_synthnews(n_train, n_valid, n_test, seed=seed, long=True)
-    return Dataset(f"synthnews-long:{n_train}" if arg else "synthnews-long", "summaries", train, valid, test,
-                   meta=dict(SUMMARY_DECODE["synthnews"]))
+    return _synthnews_spec("synthnews-long", arg, profile, seed, long=True)
 
 
 def _add_dca_arguments(parser) -> None:
