@@ -29,6 +29,65 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
+class StepTimer:
+    """One pointer-generator (+ coverage) and its optimizer, to time full training steps."""
+
+    def __init__(self, train, profile="fast", overrides=None, coverage=True, device=None):
+        from dca_course.registry import Dataset
+
+        self.device = device or dca_course.device()
+        self.hp = PointerGeneratorRecipe.hparams(profile, overrides or {})
+        self.recipe = PointerGeneratorRecipe(self.hp)
+        self.vocab = self.recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
+        self.model = self.recipe.build_model(self.vocab).to(self.device).set_coverage(coverage)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.hp["lr"])
+        self.model.train()
+
+    def step(self, batch):
+        """Forward with teacher forcing, NLL (+ coverage loss), backward, clipping, Adam."""
+        out = self.model(batch)
+        loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        if self.model.coverage:
+            loss = loss + self.hp["coverage_weight"] * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.hp.get("clip", 1.0))
+        self.optimizer.step()
+
+    def tokens_per_second(self, groups, steps, include_batching=False):
+        """Real target tokens per second over ``steps`` steps after 2 warm-up steps.  With
+        ``include_batching`` the time also counts turning examples into tensors (what a
+        toolkit that batches on the fly reports)."""
+        make = lambda g: self.recipe.make_batch(g, self.vocab).to(self.device)   # noqa: E731
+        groups = groups[: steps + 2]
+        for g in groups[:2]:
+            self.step(make(g))
+        timed = groups[2:] if include_batching else [make(g) for g in groups[2:]]
+        _sync(self.device)
+        start = time.perf_counter()
+        tokens = 0
+        for item in timed:
+            batch = make(item) if include_batching else item
+            self.step(batch)
+            tokens += int(batch.tgt_mask.sum())
+        _sync(self.device)
+        return tokens / (time.perf_counter() - start)
+
+
+def random_batches(examples, batch_size, seed=0):
+    """Full batches of examples in a seeded random order."""
+    shuffled = examples[:]
+    random.Random(seed).shuffle(shuffled)
+    return [shuffled[i: i + batch_size] for i in range(0, len(shuffled) - batch_size + 1, batch_size)]
+
+
+def length_bucketed_batches(examples, batch_size, seed=0):
+    """Full batches of similar source lengths, in a seeded random order (the ``bucket`` option)."""
+    groups = [g for g in source_length_buckets(examples, batch_size, seed) if len(g) == batch_size]
+    random.Random(seed).shuffle(groups)
+    return groups
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
@@ -46,53 +105,17 @@ def main(argv=None) -> dict:
     dca_course.seed_everything(args.seed)
 
     from dca_course.data.synthnews import load_synthnews
-    from dca_course.registry import Dataset
 
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=args.seed)
-    hp = PointerGeneratorRecipe.hparams(args.profile, {"batch_size": args.batch_size})
-    recipe = PointerGeneratorRecipe(hp)
-    vocab = recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
-    model = recipe.build_model(vocab).to(device).set_coverage(not args.no_coverage)
-    optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"])
-    B = hp["batch_size"]
-
-    def step(batch):
-        out = model(batch)
-        loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
-        if model.coverage:
-            loss = loss + hp["coverage_weight"] * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), hp.get("clip", 1.0))
-        optimizer.step()
-
-    def measure(groups):
-        batches = [recipe.make_batch(g, vocab).to(device) for g in groups[: args.steps + 2]]
-        for b in batches[:2]:
-            step(b)
-        _sync(device)
-        start = time.perf_counter()
-        tokens = 0
-        for b in batches[2:]:
-            step(b)
-            tokens += int(b.tgt_mask.sum())
-        _sync(device)
-        return tokens / (time.perf_counter() - start)
-
-    rng = random.Random(args.seed)
-    shuffled = train[:]
-    rng.shuffle(shuffled)
-    random_groups = [shuffled[i: i + B] for i in range(0, len(shuffled) - B + 1, B)]
-    bucketed = [g for g in source_length_buckets(train, B, args.seed) if len(g) == B]
-    rng.shuffle(bucketed)
-    model.train()
-    plain = measure(random_groups)
-    bucket = measure(bucketed)
-    result = {"device": device.type, "profile": args.profile, "batch_size": B, "coverage": model.coverage,
-              "hidden_size": hp["hidden_size"], "vocab": len(vocab), "steps": args.steps,
+    timer = StepTimer(train, args.profile, {"batch_size": args.batch_size}, not args.no_coverage, device)
+    B, hp = timer.hp["batch_size"], timer.hp
+    plain = timer.tokens_per_second(random_batches(train, B, args.seed), args.steps)
+    bucket = timer.tokens_per_second(length_bucketed_batches(train, B, args.seed), args.steps)
+    result = {"device": device.type, "profile": args.profile, "batch_size": B, "coverage": timer.model.coverage,
+              "hidden_size": hp["hidden_size"], "vocab": len(timer.vocab), "steps": args.steps,
               "tokens_per_s_random_batches": round(plain, 1), "tokens_per_s_length_buckets": round(bucket, 1),
               "bucket_speedup": round(bucket / plain, 2)}
-    print(f"pointer-generator{' + coverage' if model.coverage else ''}, {args.profile} profile, "
+    print(f"pointer-generator{' + coverage' if timer.model.coverage else ''}, {args.profile} profile, "
           f"batch {B}, {device.type}:")
     print(f"  random batches:          {plain:10.1f} target tokens/s")
     print(f"  similar-length batches:  {bucket:10.1f} target tokens/s  ({bucket / plain:.2f}x)")

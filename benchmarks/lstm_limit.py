@@ -1,0 +1,125 @@
+"""Distance from the limit: our pointer-generator + coverage training step against its LSTM
+layers alone.
+
+    python benchmarks/lstm_limit.py [--profile fast|full] [--steps 10] [--device cpu|cuda]
+
+A training step of the pointer-generator runs a bidirectional LSTM over the article and an
+LSTM cell over the summary, and around them embeddings, attention, coverage, the pointer, the
+output softmax over the vocabulary, the losses and Adam.  The LSTM layers alone, as one
+``torch.nn.LSTM`` call each (cuDNN on a GPU, oneDNN or PyTorch's own kernels on a CPU), on the
+same batch shapes, forward and backward, are a floor that no implementation of the model can
+go under.  The ratio step time / LSTM time says how far above that floor we are.
+
+The decoder cannot be one fused LSTM call in the real model: with input feeding (See et al.'s
+``x_t = W_x [E y_{t-1}; h*_{t-1}]``) each step's input needs the previous step's attention, so
+it runs step by step.  The floor here feeds it the embeddings instead, which is what makes it a
+floor.  A third time, the same layers with the decoder run one LSTM cell step at a time,
+shows how much of the distance that costs.  Batches are the recipe's (16 articles of similar lengths, 400/100 tokens).  Prints the
+two times per step, the ratio, and one line of JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import dca_course
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_throughput import StepTimer, _sync, length_bucketed_batches  # noqa: E402
+
+
+def lstm_floor(hp: dict, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
+    """The encoder's bidirectional LSTM and a decoder LSTM of the model's sizes."""
+    E, H = hp["emb_size"], hp["hidden_size"]
+    encoder = torch.nn.LSTM(E, H, batch_first=True, bidirectional=True).to(device)
+    decoder = torch.nn.LSTM(E, H, batch_first=True).to(device)
+    return encoder, decoder
+
+
+def time_per_step(run, items, device) -> float:
+    """Mean seconds per call of ``run`` over ``items``, after two warm-up calls."""
+    for item in items[:2]:
+        run(item)
+    _sync(device)
+    start = time.perf_counter()
+    for item in items[2:]:
+        run(item)
+    _sync(device)
+    return (time.perf_counter() - start) / max(1, len(items) - 2)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="fast", choices=["fast", "full"])
+    parser.add_argument("--steps", type=int, default=10, help="timed steps (after 2 warm-up steps)")
+    parser.add_argument("--articles", type=int, default=1000)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    device = dca_course.device(args.device)
+    dca_course.seed_everything(0)
+
+    from dca_course.data.synthnews import load_synthnews
+
+    train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
+    timer = StepTimer(train, args.profile, {}, coverage=True, device=device)
+    hp = timer.hp
+    groups = length_bucketed_batches(train, hp["batch_size"])[: args.steps + 2]
+    batches = [timer.recipe.make_batch(g, timer.vocab).to(device) for g in groups]
+    model_step = time_per_step(timer.step, batches, device)
+
+    encoder, decoder = lstm_floor(hp, device)
+    E = hp["emb_size"]
+    # the same shapes as the model's batches: (batch, source length) and (batch, target length)
+    shapes = [(b.src.shape[0], b.src.shape[1], b.tgt_out.shape[1]) for b in batches]
+
+    def floor_step(shape):
+        B, S, T = shape
+        x_src = torch.randn(B, S, E, device=device, requires_grad=True)
+        x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
+        enc_out, _ = encoder(x_src)
+        dec_out, _ = decoder(x_tgt)
+        (enc_out.sum() + dec_out.sum()).backward()
+
+    lstm_step = time_per_step(floor_step, shapes, device)
+
+    # between the two: the same layers with the decoder run one step at a time, as the model must
+    cell = torch.nn.LSTMCell(E, hp["hidden_size"]).to(device)
+
+    def stepwise_step(shape):
+        B, S, T = shape
+        x_src = torch.randn(B, S, E, device=device, requires_grad=True)
+        x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
+        enc_out, _ = encoder(x_src)
+        h = c = torch.zeros(B, hp["hidden_size"], device=device)
+        outs = []
+        for t in range(T):
+            h, c = cell(x_tgt[:, t], (h, c))
+            outs.append(h)
+        (enc_out.sum() + torch.stack(outs, 1).sum()).backward()
+
+    stepwise = time_per_step(stepwise_step, shapes, device)
+    backend = ("cuDNN " + str(torch.backends.cudnn.version())) if device.type == "cuda" else "CPU kernels"
+    result = {"device": device.type, "backend": backend, "threads": args.threads, "profile": args.profile,
+              "batch_size": hp["batch_size"], "emb_size": E, "hidden_size": hp["hidden_size"],
+              "vocab_size": len(timer.vocab), "steps": args.steps,
+              "model_step_ms": round(1000 * model_step, 1), "lstm_layers_ms": round(1000 * lstm_step, 1),
+              "lstm_stepwise_decoder_ms": round(1000 * stepwise, 1),
+              "ratio": round(model_step / lstm_step, 2)}
+    print(f"pointer-generator + coverage, {args.profile} sizes, batch {hp['batch_size']}, {device.type} ({backend}):")
+    print(f"  full training step:            {1000 * model_step:8.1f} ms")
+    print(f"  its LSTM layers alone (fused): {1000 * lstm_step:8.1f} ms")
+    print(f"  the same, decoder step by step: {1000 * stepwise:7.1f} ms  ({stepwise / lstm_step:.2f}x the fused layers)")
+    print(f"  distance from the limit:       {model_step / lstm_step:8.2f}x")
+    print(json.dumps(result, sort_keys=True))
+    return result
+
+
+if __name__ == "__main__":
+    main()

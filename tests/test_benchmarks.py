@@ -1,0 +1,83 @@
+"""The benchmark scripts' own logic: reading OpenNMT-py's reports, the config it is given, and
+that the timing scripts run end to end on a few articles (no timing is asserted)."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def load(name):
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+LOG = """\
+[2026-11-23 12:51:57,515 INFO] Step  5/   30; acc: 1.5; ppl: 719.7; xent: 6.6; lr: 0.00300; sents:      80; bsz: 2681/ 607/16; 106/ 24 tok/s;    127 sec;
+[2026-11-23 12:51:58,000 INFO] Weighted corpora loaded so far:
+[2026-11-23 12:51:59,971 INFO] Step 10/   30; acc: 1.9; ppl: 518.8; xent: 6.3; lr: 0.00300; sents:      80; bsz: 2925/ 600/16; 5958/1200 tok/s;    129 sec;
+[2026-11-23 12:52:03,628 INFO] Step 15/   30; acc: 2.0; ppl: 386.9; xent: 6.0; lr: 0.00300; sents:      80; bsz: 3408/ 600/16; 4663/600 tok/s;    133 sec;
+"""
+
+
+def test_opennmt_reports_are_parsed_and_pooled_without_the_warm_up():
+    bench = load("opennmt_throughput")
+    reports = bench.parse_reports(LOG)
+    assert [r["step"] for r in reports] == [5, 10, 15]
+    assert reports[1] == dict(step=10, xent=6.3, src_per_batch=2925, tgt_per_batch=600, src_per_s=5958,
+                              tgt_per_s=1200)
+    # 3,000 tokens in 2.5 s and 3,000 in 5 s: 6,000 / 7.5 s, not the mean of the two rates (900)
+    assert bench.pooled_rate(reports, 5) == pytest.approx(800.0)
+    with pytest.raises(ValueError, match="fewer than two"):
+        bench.pooled_rate(reports[:1], 5)
+
+
+def test_opennmt_config_mirrors_the_pointer_generator_with_coverage(tmp_path):
+    bench = load("opennmt_throughput")
+    from dca_course.recipes import PointerGeneratorRecipe
+
+    hp = PointerGeneratorRecipe.hparams("fast", {})
+    path = bench.onmt_config(tmp_path, tmp_path / "s.txt", tmp_path / "t.txt", hp, 128, 60, 10, cuda=False)
+    cfg = dict(line.split(": ", 1) for line in path.read_text().splitlines() if ": " in line)
+    assert cfg["copy_attn"] == cfg["coverage_attn"] == cfg["bridge"] == "true"
+    assert cfg["enc_hid_size"] == cfg["dec_hid_size"] == "128" and cfg["encoder_type"] == "brnn"
+    assert cfg["word_vec_size"] == str(hp["emb_size"]) and cfg["batch_size"] == str(hp["batch_size"])
+    assert cfg["src_seq_length_trunc"] == "400" and cfg["tgt_seq_length_trunc"] == "100"
+    assert cfg["learning_rate"] == str(hp["lr"]) and cfg["max_grad_norm"] == str(hp["clip"])
+    assert "gpu_ranks" not in cfg
+    gpu = bench.onmt_config(tmp_path, tmp_path / "s.txt", tmp_path / "t.txt", hp, 64, 60, 10, cuda=True)
+    assert "gpu_ranks: [0]" in gpu.read_text()
+
+
+def test_export_writes_one_article_and_one_summary_per_line(tmp_path):
+    bench = load("opennmt_throughput")
+    from dca_course.data.synthnews import load_synthnews
+
+    train, _, _ = load_synthnews(5, 1, 1, seed=0)
+    src, tgt = bench.export_text(train, tmp_path)
+    lines = tgt.read_text().splitlines()
+    assert len(src.read_text().splitlines()) == len(lines) == 5
+    assert lines[0].split() == train[0].target and "\t" not in lines[0]
+
+
+def test_missing_opennmt_is_a_clear_error(tmp_path, capsys):
+    bench = load("opennmt_throughput")
+    with pytest.raises(SystemExit):
+        bench.main(["--onmt-bin", str(tmp_path)])
+    assert "no onmt_train in" in capsys.readouterr().err
+
+
+def test_lstm_limit_and_throughput_run_on_a_few_articles():
+    limit = load("lstm_limit").main(["--articles", "80", "--steps", "1", "--device", "cpu"])
+    assert limit["model_step_ms"] > 0 and limit["lstm_layers_ms"] > 0 and limit["lstm_stepwise_decoder_ms"] > 0
+    assert limit["ratio"] == pytest.approx(limit["model_step_ms"] / limit["lstm_layers_ms"], rel=0.05)
+    speed = load("train_throughput").main(["--articles", "64", "--steps", "1", "--device", "cpu"])
+    assert speed["tokens_per_s_random_batches"] > 0 and speed["tokens_per_s_length_buckets"] > 0
