@@ -108,6 +108,7 @@ def main(argv=None) -> int:
 
 def write_results(out: Path, results: dict, settings: dict, wall: float) -> None:
     from dca_course.data.babi import TASK_NAMES
+    from dca_course.train import write_json, write_text
 
     tasks = sorted(results)
     mean = sum(results[t]["accuracy"] for t in tasks) / len(tasks)
@@ -122,8 +123,7 @@ def write_results(out: Path, results: dict, settings: dict, wall: float) -> None
         "mean_accuracy": round(mean, 4), "failed_tasks": failed, "wall_seconds": round(wall, 1),
         "paper": PAPER, "settings": settings,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_json(out.with_suffix(".json"), payload)
 
     lines = [
         "# DMN on real bAbI v1.2, 1k training questions per task",
@@ -164,7 +164,7 @@ def write_results(out: Path, results: dict, settings: dict, wall: float) -> None
         "```",
         "",
     ]
-    out.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
+    write_text(out.with_suffix(".md"), "\n".join(lines))
     print("\n".join(lines), file=sys.stderr)
 
 

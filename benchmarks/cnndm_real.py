@@ -32,6 +32,7 @@ from dca_course import metrics
 from dca_course.data.cnndm import load_cnndm, truncate
 from dca_course.recipes import PointerGeneratorRecipe
 from dca_course.registry import Dataset
+from dca_course.train import write_json, write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 N_TRAIN, N_TEST = 10_000, 1_490
@@ -76,17 +77,16 @@ def main(argv=None) -> dict:
            "epochs_run": result["epochs"], "train_seconds": result["train_seconds"], "wall_seconds": round(wall, 1),
            "note": "not comparable with published CNN/DailyMail results: trained on 10,000 test-set articles"}
     print(json.dumps(out, sort_keys=True))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cnndm_real.json").write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
+    write_json(args.out / "cnndm_real.json", out)
     rows = [("pointer-generator + coverage", out["model"]), ("lead-3", out["lead3"])]
     table = "\n".join(f"| {name} | " + " | ".join(f"{r[k]:.2f}" for k in keys[:4]) + f" | {r['repeated_trigrams']:.3f} |"
                       for name, r in rows)
-    (args.out / "cnndm_real.md").write_text(
+    write_text(args.out / "cnndm_real.md", (
         "# CNN/DailyMail, a small real-data check (not comparable with the papers)\n\n"
         f"`python benchmarks/cnndm_real.py FOLDER --epochs {args.epochs}` on {device.type} "
         f"({os.cpu_count()} CPUs, {args.threads} thread): trained on lines 1-10,000 of the test split for "
         f"{out['epochs_run']} epochs ({out['train_seconds']:.0f} s), scored on lines 10,001-11,490.\n\n"
-        "| system | R-1 | R-2 | R-L | R-Lsum | rep. 3-grams |\n|---|---:|---:|---:|---:|---:|\n" + table + "\n")
+        "| system | R-1 | R-2 | R-L | R-Lsum | rep. 3-grams |\n|---|---:|---:|---:|---:|---:|\n" + table + "\n"))
     return out
 
 

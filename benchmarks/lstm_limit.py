@@ -14,8 +14,9 @@ The decoder cannot be one fused LSTM call in the real model: with input feeding 
 ``x_t = W_x [E y_{t-1}; h*_{t-1}]``) each step's input needs the previous step's attention, so
 it runs step by step.  The floor here feeds it the embeddings instead, which is what makes it a
 floor.  A third time, the same layers with the decoder run one LSTM cell step at a time,
-shows how much of the distance that costs.  Batches are the recipe's (16 articles of similar lengths, 400/100 tokens).  Prints the
-two times per step, the ratio, and one line of JSON.
+shows how much of the distance that costs.  Batches are the recipe's (16 articles of similar
+lengths, 400/100 tokens).  Prints the times per step, the ratio, and one line of JSON
+(``--out FOLDER`` also writes it to ``lstm_limit_{profile}.json`` there).
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="write lstm_limit_{profile}.json here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = dca_course.device(args.device)
@@ -118,6 +120,10 @@ def main(argv=None) -> dict:
     print(f"  the same, decoder step by step: {1000 * stepwise:7.1f} ms  ({stepwise / lstm_step:.2f}x the fused layers)")
     print(f"  distance from the limit:       {model_step / lstm_step:8.2f}x")
     print(json.dumps(result, sort_keys=True))
+    if args.out:
+        from dca_course.train import write_json
+
+        write_json(args.out / f"lstm_limit_{args.profile}.json", result)
     return result
 
 

@@ -181,7 +181,7 @@ def main(argv=None) -> dict:
 
 
 def write_results(folder: Path, result: dict) -> None:
-    from dca_course.train import atomic_write, write_json
+    from dca_course.train import write_json, write_text
 
     write_json(folder / "opennmt_throughput.json", result)
     H = result["hidden_size"]
@@ -197,7 +197,7 @@ def write_results(folder: Path, result: dict) -> None:
             f"batches of {result['batch_size']}, 400/100 tokens, the same 1,000 SynthNews articles.\n\n"
             "| system | encoder (per direction) | decoder | target tokens/s | ours / it |\n|---|---|---:|---:|---:|\n"
             + "\n".join(rows) + "\n")
-    atomic_write(folder / "opennmt_throughput.md", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    write_text(folder / "opennmt_throughput.md", text)
 
 
 if __name__ == "__main__":

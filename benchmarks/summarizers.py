@@ -96,12 +96,13 @@ def main(argv=None) -> dict:
     md = table(rows)
     print(md)
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.suite}.json").write_text(json.dumps(
-        {"suite": args.suite, "profile": args.profile, "device": args.device, "machine": machine,
-         "commands": commands, "rows": [{"label": label, **result} for label, result in rows]},
-        indent=2, sort_keys=True) + "\n")
-    (args.out / f"{args.suite}.md").write_text(
+    from dca_course.train import write_json, write_text
+
+    write_json(args.out / f"{args.suite}.json", {
+        "suite": args.suite, "profile": args.profile, "device": args.device, "machine": machine,
+        "commands": commands, "rows": [{"label": label, **result} for label, result in rows]})
+    write_text(
+        args.out / f"{args.suite}.md",
         f"# Summarisers, suite `{args.suite}` ({args.profile} profile, {args.device})\n\n"
         f"Produced by `python benchmarks/summarizers.py {args.suite}`; test split, beam search as the "
         f"recipes evaluate.\n\n{md}\n\nCommands:\n\n```\n" + "\n".join(commands) + "\n```\n")

@@ -67,6 +67,14 @@ def write_json(path: str | os.PathLike, obj) -> Path:
     return atomic_write(path, write)
 
 
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write a text file (UTF-8) atomically."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return atomic_write(path, write)
+
+
 def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
     """Save a dict of tensors, numbers, strings, lists and dicts atomically."""
     return atomic_write(path, lambda tmp: torch.save(state, tmp))
