@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -31,7 +30,7 @@ import torch
 import dca_course
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_throughput import StepTimer, _sync, length_bucketed_batches  # noqa: E402
+from train_throughput import StepTimer, length_bucketed_batches, time_per_call  # noqa: E402
 
 
 def lstm_floor(hp: dict, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
@@ -40,18 +39,6 @@ def lstm_floor(hp: dict, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
     encoder = torch.nn.LSTM(E, H, batch_first=True, bidirectional=True).to(device)
     decoder = torch.nn.LSTM(E, H, batch_first=True).to(device)
     return encoder, decoder
-
-
-def time_per_step(run, items, device) -> float:
-    """Mean seconds per call of ``run`` over ``items``, after two warm-up calls."""
-    for item in items[:2]:
-        run(item)
-    _sync(device)
-    start = time.perf_counter()
-    for item in items[2:]:
-        run(item)
-    _sync(device)
-    return (time.perf_counter() - start) / max(1, len(items) - 2)
 
 
 def main(argv=None) -> dict:
@@ -74,39 +61,34 @@ def main(argv=None) -> dict:
     hp = timer.hp
     groups = length_bucketed_batches(train, hp["batch_size"])[: args.steps + 2]
     batches = [timer.recipe.make_batch(g, timer.vocab).to(device) for g in groups]
-    model_step = time_per_step(timer.step, batches, device)
+    model_step = time_per_call(timer.step, batches, device)
 
     encoder, decoder = lstm_floor(hp, device)
     E = hp["emb_size"]
     # the same shapes as the model's batches: (batch, source length) and (batch, target length)
     shapes = [(b.src.shape[0], b.src.shape[1], b.tgt_out.shape[1]) for b in batches]
 
-    def floor_step(shape):
-        B, S, T = shape
-        x_src = torch.randn(B, S, E, device=device, requires_grad=True)
-        x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
-        enc_out, _ = encoder(x_src)
-        dec_out, _ = decoder(x_tgt)
-        (enc_out.sum() + dec_out.sum()).backward()
-
-    lstm_step = time_per_step(floor_step, shapes, device)
-
     # between the two: the same layers with the decoder run one step at a time, as the model must
     cell = torch.nn.LSTMCell(E, hp["hidden_size"]).to(device)
 
-    def stepwise_step(shape):
+    def layers_step(shape, stepwise=False):
         B, S, T = shape
         x_src = torch.randn(B, S, E, device=device, requires_grad=True)
         x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
         enc_out, _ = encoder(x_src)
-        h = c = torch.zeros(B, hp["hidden_size"], device=device)
-        outs = []
-        for t in range(T):
-            h, c = cell(x_tgt[:, t], (h, c))
-            outs.append(h)
-        (enc_out.sum() + torch.stack(outs, 1).sum()).backward()
+        if stepwise:
+            h = c = torch.zeros(B, hp["hidden_size"], device=device)
+            outs = []
+            for t in range(T):
+                h, c = cell(x_tgt[:, t], (h, c))
+                outs.append(h)
+            dec_out = torch.stack(outs, 1)
+        else:
+            dec_out, _ = decoder(x_tgt)
+        (enc_out.sum() + dec_out.sum()).backward()
 
-    stepwise = time_per_step(stepwise_step, shapes, device)
+    lstm_step = time_per_call(layers_step, shapes, device)
+    stepwise = time_per_call(lambda shape: layers_step(shape, stepwise=True), shapes, device)
     backend = ("cuDNN " + str(torch.backends.cudnn.version())) if device.type == "cuda" else "CPU kernels"
     result = {"device": device.type, "backend": backend, "threads": args.threads, "profile": args.profile,
               "batch_size": hp["batch_size"], "emb_size": E, "hidden_size": hp["hidden_size"],

@@ -111,14 +111,16 @@ def onmt_config(folder: Path, src: Path, tgt: Path, hp: dict, size: int, steps: 
 
 def run_onmt(onmt_bin: Path, config: Path, threads: int, log_path: Path) -> str:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    log = ""
     for tool, extra in (("onmt_build_vocab", ["-n_sample", "-1"]), ("onmt_train", [])):
         proc = subprocess.run([str(onmt_bin / tool), "-config", str(config), *extra], env=env,
                               capture_output=True, text=True)
-        log_path.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+        log += proc.stdout + proc.stderr
+        log_path.write_text(log, encoding="utf-8")
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
             raise SystemExit(f"{onmt_bin / tool} failed (exit {proc.returncode}); its log is {log_path}:\n{tail}")
-    return log_path.read_text(encoding="utf-8")
+    return log
 
 
 def main(argv=None) -> dict:

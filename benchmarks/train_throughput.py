@@ -29,6 +29,18 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
+def time_per_call(run, items, device) -> float:
+    """Mean seconds per call of ``run`` over ``items[2:]``, after ``items[:2]`` as warm-up."""
+    for item in items[:2]:
+        run(item)
+    _sync(device)
+    start = time.perf_counter()
+    for item in items[2:]:
+        run(item)
+    _sync(device)
+    return (time.perf_counter() - start) / max(1, len(items) - 2)
+
+
 class StepTimer:
     """One pointer-generator (+ coverage) and its optimizer, to time full training steps."""
 
@@ -60,18 +72,13 @@ class StepTimer:
         toolkit that batches on the fly reports)."""
         make = lambda g: self.recipe.make_batch(g, self.vocab).to(self.device)   # noqa: E731
         groups = groups[: steps + 2]
-        for g in groups[:2]:
-            self.step(make(g))
-        timed = groups[2:] if include_batching else [make(g) for g in groups[2:]]
-        _sync(self.device)
-        start = time.perf_counter()
-        tokens = 0
-        for item in timed:
-            batch = make(item) if include_batching else item
-            self.step(batch)
-            tokens += int(batch.tgt_mask.sum())
-        _sync(self.device)
-        return tokens / (time.perf_counter() - start)
+        batches = [make(g) for g in groups]
+        tokens = sum(int(b.tgt_mask.sum()) for b in batches[2:])
+        if include_batching:
+            seconds = time_per_call(lambda g: self.step(make(g)), groups, self.device)
+        else:
+            seconds = time_per_call(self.step, batches, self.device)
+        return tokens / (seconds * (len(batches) - 2))
 
 
 def random_batches(examples, batch_size, seed=0):

@@ -59,20 +59,16 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     return path
 
 
-def write_json(path: str | os.PathLike, obj) -> Path:
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-    return atomic_write(path, write)
-
-
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write a text file (UTF-8) atomically."""
     def write(tmp):
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
     return atomic_write(path, write)
+
+
+def write_json(path: str | os.PathLike, obj) -> Path:
+    return write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
