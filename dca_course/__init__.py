@@ -5,7 +5,12 @@ Three functions start every notebook:
 * :func:`device` picks where tensors live: CUDA, then Apple's MPS, then the CPU.  The
   environment variable ``DCA_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``) overrides it.
 * :func:`seed_everything` seeds Python, NumPy and PyTorch so runs repeat exactly.
-* :func:`setup` does both and sets print and plot defaults.
+* :func:`setup` does both and sets print and plot defaults.  Its seed comes from the
+  environment variable ``DCA_SEED`` (default 0), so every notebook can be run on another seed
+  unchanged: ``DCA_SEED=1 make notebooks``.  :func:`run_seed` tells a notebook which seed that is.
+
+What a notebook prints is of two kinds, deterministic and trained; :mod:`dca_course.outputs`
+holds the one convention that tells them apart (``trained``, ``trained_text``, ``claim``).
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import torch  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["device", "seed_everything", "setup", "__version__"]
+__all__ = ["device", "run_seed", "seed_everything", "setup", "__version__"]
 
 
 def device(prefer: str | None = None) -> torch.device:
@@ -63,17 +68,29 @@ def seed_everything(seed: int = 0) -> int:
     return seed
 
 
-def setup(seed: int = 0, *, plots: bool = True, threads: int | None = 1) -> torch.device:
+def run_seed() -> int:
+    """The seed of this run: ``$DCA_SEED`` when set, else 0."""
+    raw = os.environ.get("DCA_SEED", "").strip()
+    if not raw:
+        return 0
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"DCA_SEED={raw!r}: expected a whole number such as 0, 1 or 2") from None
+
+
+def setup(seed: int | None = None, *, plots: bool = True, threads: int | None = 1) -> torch.device:
     """Prepare a notebook: seed everything, set print and plot defaults, choose a device.
 
-    The device is returned, not printed, so that stored notebook outputs are the same on a
-    laptop and on a GPU machine.  ``threads`` sets PyTorch's CPU threads.  It defaults to 1:
-    a float sum split over more threads is added in another order, which changes the last
-    bits of every result, and after a minute of training the printed metrics, so stored
-    outputs would then hold only on a machine with the same number of cores.  The course's
-    small models gain little from more threads; ``threads=None`` keeps PyTorch's choice.
+    ``seed`` defaults to :func:`run_seed` (``$DCA_SEED``, else 0).  The device is returned, not
+    printed, so that a cell prints the same words on a laptop and on a GPU machine.
+
+    ``threads`` sets PyTorch's CPU threads.  It defaults to 1: the course's small models gain
+    little from more, and a float sum split over more threads is added in another order, so
+    the same seed would give other trained numbers on a machine with another core count.
+    ``threads=None`` keeps PyTorch's choice.
     """
-    seed_everything(seed)
+    seed_everything(run_seed() if seed is None else seed)
     if threads:
         torch.set_num_threads(threads)
     torch.set_printoptions(precision=4, sci_mode=False, linewidth=100)

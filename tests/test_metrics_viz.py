@@ -42,8 +42,11 @@ def test_repeated_and_novel_ngrams():
 
 def test_alignment_summary_names_the_most_attended_source_token():
     w = np.array([[0.1, 0.9, 0.0], [0.7, 0.2, 0.1]])
-    text = viz.alignment_summary(w, ["x", "y", "z"], ["Y", "X"])
+    text = viz.alignment_summary(w, ["x", "y", "z"], ["Y", "X"], trained_model=False)
     assert text.splitlines() == ["         'Y' <- 'y' @1 (0.90)", "         'X' <- 'x' @0 (0.70)"]
+    # a trained model's summary comes marked, line by line, for nbval to mask
+    marked = viz.alignment_summary(w, ["x", "y", "z"], ["Y", "X"])
+    assert marked.splitlines() == ["\u2248          'Y' <- 'y' @1 (0.90)", "\u2248          'X' <- 'x' @0 (0.70)"]
 
 
 def test_heatmap_returns_the_same_summary():
