@@ -1,13 +1,15 @@
 # Two commands on a fresh machine with Python 3.10+:
 #   make lab    set up .venv and open the course in JupyterLab
 #   make test   set up .venv and run the unit tests and every notebook under nbval
+# For contributors (CONTRIBUTING.md):
+#   make claims run every notebook under nbval with DCA_SEED=1, then DCA_SEED=2, and report each claim
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: lab test unit notebooks clean
+.PHONY: lab test unit notebooks claims clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +35,11 @@ unit: $(STAMP)
 
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest notebooks $(NBVAL) -p no:cacheprovider
+
+# SEEDS and CLAIMS_ARGS may be set, e.g. make claims SEEDS="0 1 2" CLAIMS_ARGS="--cpu-capability default --out benchmarks/results"
+SEEDS ?= 1 2
+claims: $(STAMP)
+	$(BIN)/python benchmarks/notebook_claims.py --seeds $(SEEDS) $(CLAIMS_ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

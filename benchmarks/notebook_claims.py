@@ -1,0 +1,199 @@
+"""Run the notebooks under strict nbval on several seeds (and, optionally, another CPU kernel
+path), and report what held: each run's result and time, every asserted claim's value on each
+seed with its bound and worst case, and what nbval compares in each notebook.
+
+    python benchmarks/notebook_claims.py                      # seeds 1 and 2 (`make claims`)
+    python benchmarks/notebook_claims.py --seeds 0 1 2 --cpu-capability default --out benchmarks/results
+    python benchmarks/notebook_claims.py --seeds 0 --times    # also rewrite the measured times table
+
+A run is one notebook under ``pytest --nbval`` with ``DCA_SEED`` set (and ``ATEN_CPU_CAPABILITY``
+for the ``--cpu-capability`` runs, a stand-in for another processor).  Each ``claim(...)`` in a
+notebook logs its measured value to ``$DCA_CLAIMS_LOG``; this script gives every run its own log
+and collects them.  ``--out DIR`` writes ``notebook_claims.md`` and ``.json`` there.  ``--times``
+writes the seed-0, default-kernel wall times to ``notebooks/times.json`` and regenerates the
+time shown in the README, notebook 00's map and each notebook's first cell from it
+(``benchmarks/notebook_times.py``).  Exits 1 if any run failed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+SANITIZE = NOTEBOOKS / "sanitize.cfg"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from notebook_times import machine_speed, update_times  # noqa: E402
+
+
+def nbval_command(notebook: Path) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+            "--nbval-sanitize-with", str(SANITIZE), "--nbval-cell-timeout", "900", str(notebook)]
+
+
+def run_one(notebook: Path, seed: int, capability: str | None, log_dir: Path) -> dict:
+    """One notebook under nbval; returns its result, times and the claims it logged."""
+    tag = f"{notebook.stem}-seed{seed}" + (f"-{capability}" if capability else "")
+    claims_log = log_dir / f"{tag}.jsonl"
+    claims_log.unlink(missing_ok=True)
+    env = {**os.environ, "DCA_SEED": str(seed), "DCA_CLAIMS_LOG": str(claims_log), "OMP_NUM_THREADS": "1"}
+    env.pop("DCA_FULL", None)
+    if capability:
+        env["ATEN_CPU_CAPABILITY"] = capability
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(nbval_command(notebook), cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    (log_dir / f"{tag}.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    summary = (proc.stdout.strip().splitlines() or [""])[-1]
+    claims = [json.loads(line) for line in claims_log.read_text(encoding="utf-8").splitlines()] \
+        if claims_log.is_file() else []
+    return {"notebook": notebook.stem, "seed": seed, "cpu_capability": capability or "", "passed": proc.returncode == 0,
+            "summary": summary, "wall_s": round(wall, 1),
+            "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+            "claims": claims}
+
+
+def _sanitize(text: str, patterns) -> str:
+    for regex, replace in patterns:
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def audit(notebook: Path) -> dict:
+    """What nbval does with each output-bearing code cell of the stored notebook."""
+    from nbval.plugin import get_sanitize_patterns
+
+    patterns = get_sanitize_patterns(SANITIZE.read_text(encoding="ascii"))
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    counts = {"output_cells": 0, "exact": 0, "partly_masked": 0, "ignored": 0, "image_only": 0, "claims": 0}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = "".join(cell["source"])
+        counts["claims"] += len(re.findall(r"\bclaim\(", src))
+        if not cell.get("outputs"):
+            continue
+        counts["output_cells"] += 1
+        if "NBVAL_IGNORE_OUTPUT" in src or "NBVAL_SKIP" in src:
+            counts["ignored"] += 1
+            continue
+        texts = [("".join(o["text"]) if "text" in o else "".join(o.get("data", {}).get("text/plain", "")))
+                 for o in cell["outputs"] if o["output_type"] != "error"]
+        texts = [t for t in texts if t and not t.startswith("<Figure")]
+        if not texts:
+            counts["image_only"] += 1
+        elif any(_sanitize(t, patterns) != t for t in texts):
+            counts["partly_masked"] += 1
+        else:
+            counts["exact"] += 1
+    return counts
+
+
+def claim_table(runs: list[dict]) -> list[dict]:
+    """One row per (notebook, claim): its bound and its value in every run, and the worst."""
+    rows: dict[tuple, dict] = {}
+    for run in runs:
+        label = f"seed {run['seed']}" + (f", {run['cpu_capability']}" if run["cpu_capability"] else "")
+        for c in run["claims"]:
+            row = rows.setdefault((run["notebook"], c["claim"]), {
+                "notebook": run["notebook"], "claim": c["claim"], "op": c["op"], "bound": c["bound"], "values": {}})
+            row["values"][label] = c["value"]
+    for row in rows.values():
+        values = list(row["values"].values())
+        row["worst"] = min(values) if row["op"] == ">=" else max(values)
+        row["held"] = row["worst"] >= row["bound"] if row["op"] == ">=" else row["worst"] <= row["bound"]
+    return list(rows.values())
+
+
+def markdown(runs, claims, audits, speed) -> str:
+    out = ["# Notebooks under strict nbval on several seeds", "",
+           "Made by `python benchmarks/notebook_claims.py " + " ".join(sys.argv[1:]) + "`"
+           + f" on {platform.machine()} ({os.cpu_count()} cores, one thread per notebook"
+           + (f"; this machine's speed: a `lstm_limit.py --profile fast` step took {speed:.0f} ms" if speed else "")
+           + ").", "",
+           "## Runs", "", "| notebook | run | result | wall s | CPU s |", "|---|---|---|---|---|"]
+    for r in runs:
+        label = f"DCA_SEED={r['seed']}" + (f", ATEN_CPU_CAPABILITY={r['cpu_capability']}" if r["cpu_capability"] else "")
+        out.append(f"| {r['notebook']} | {label} | {'passed' if r['passed'] else 'FAILED'}: {r['summary']} "
+                   f"| {r['wall_s']:.0f} | {r['cpu_s']:.0f} |")
+    out += ["", "## What nbval compares (stored notebooks)", "",
+            "| notebook | code cells with output | exactly compared | partly masked (trained values) | ignored "
+            "| image only | claims |", "|---|---|---|---|---|---|---|"]
+    for name, a in audits.items():
+        out.append(f"| {name} | {a['output_cells']} | {a['exact']} | {a['partly_masked']} | {a['ignored']} "
+                   f"| {a['image_only']} | {a['claims']} |")
+    labels = sorted({k for c in claims for k in c["values"]})
+    out += ["", "## Claims: the bound each notebook asserts, and the value measured in each run", "",
+            "| notebook | claim | bound | " + " | ".join(labels) + " | worst | held |",
+            "|---|---|---|" + "---|" * len(labels) + "---|---|"]
+    for c in claims:
+        vals = " | ".join(f"{c['values'][k]:.3f}" if k in c["values"] else "" for k in labels)
+        out.append(f"| {c['notebook']} | {c['claim']} | {c['op']} {c['bound']} | {vals} | {c['worst']:.3f} "
+                   f"| {'yes' if c['held'] else 'NO'} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--cpu-capability", default=None,
+                        help="also run seed 0 with ATEN_CPU_CAPABILITY set to this (e.g. default)")
+    parser.add_argument("--out", type=Path, default=None, help="write notebook_claims.md/.json here")
+    parser.add_argument("--times", action="store_true",
+                        help="write the seed-0 wall times to notebooks/times.json and regenerate the docs from it")
+    parser.add_argument("--log-dir", type=Path, default=None, help="keep each run's nbval log here")
+    args = parser.parse_args(argv)
+    notebooks = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="dca-claims-"))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    configs = [(seed, None) for seed in args.seeds] + ([(0, args.cpu_capability)] if args.cpu_capability else [])
+    runs = []
+    for seed, capability in configs:
+        for nb in notebooks:
+            run = run_one(nb, seed, capability, log_dir)
+            runs.append(run)
+            print(f"{run['notebook']:<32} seed {seed} {capability or '':<8} "
+                  f"{'passed' if run['passed'] else 'FAILED'} {run['wall_s']:>6.0f} s wall {run['cpu_s']:>6.0f} s CPU"
+                  f"  {len(run['claims'])} claims  ({run['summary']})", flush=True)
+    claims = claim_table(runs)
+    for c in claims:
+        if not c["held"]:
+            print(f"claim did not hold: {c['notebook']}: {c['claim']}: worst {c['worst']:.3f}, bound {c['op']} {c['bound']}")
+    audits = {nb.stem: audit(nb) for nb in notebooks}
+    speed = None
+    if args.out or args.times:
+        speed = machine_speed()
+    if args.out:
+        from dca_course.train import write_json, write_text
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json(args.out / "notebook_claims.json",
+                   {"command": "python benchmarks/notebook_claims.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                    "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
+                    "runs": [{k: v for k, v in r.items() if k != "claims"} for r in runs],
+                    "claims": claims, "audit": audits})
+        write_text(args.out / "notebook_claims.md", markdown(runs, claims, audits, speed))
+    if args.times:
+        seed0 = {r["notebook"]: r["wall_s"] for r in runs if r["seed"] == 0 and not r["cpu_capability"]}
+        if not seed0:
+            parser.error("--times needs a seed-0 run (--seeds 0 ...)")
+        update_times(seed0, speed)
+    print(f"nbval logs: {log_dir}")
+    return 0 if all(r["passed"] for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
