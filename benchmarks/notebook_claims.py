@@ -38,7 +38,23 @@ from notebook_times import machine_speed, update_times  # noqa: E402
 
 def nbval_command(notebook: Path) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-            "--nbval-sanitize-with", str(SANITIZE), "--nbval-cell-timeout", "900", str(notebook)]
+            "--nbval-sanitize-with", str(SANITIZE), "--nbval-cell-timeout", "900", "--durations=0", str(notebook)]
+
+
+def gpu_cells(notebook: Path) -> set[int]:
+    """nbval's numbers (code cells, from 0) of the "On a GPU / at full size" cells."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    return {i for i, c in enumerate(code) if "on_this_machine(" in "".join(c["source"])
+            or "full_requested(" in "".join(c["source"])}
+
+
+def cell_seconds(pytest_output: str) -> dict[int, float]:
+    """Each cell's run time, from pytest's --durations table ("12.34s call  path::Cell 7")."""
+    found = {}
+    for m in re.finditer(r"^([\d.]+)s call\s+\S+::Cell (\d+)\s*$", pytest_output, flags=re.MULTILINE):
+        found[int(m.group(2))] = float(m.group(1))
+    return found
 
 
 def run_one(notebook: Path, seed: int, capability: str | None, log_dir: Path) -> dict:
@@ -57,11 +73,15 @@ def run_one(notebook: Path, seed: int, capability: str | None, log_dir: Path) ->
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     (log_dir / f"{tag}.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     summary = (proc.stdout.strip().splitlines() or [""])[-1]
+    cells = cell_seconds(proc.stdout)
+    slowest = max(cells.items(), key=lambda kv: kv[1]) if cells else (None, 0.0)
     claims = [json.loads(line) for line in claims_log.read_text(encoding="utf-8").splitlines()] \
         if claims_log.is_file() else []
     return {"notebook": notebook.stem, "seed": seed, "cpu_capability": capability or "", "passed": proc.returncode == 0,
             "summary": summary, "wall_s": round(wall, 1),
             "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+            "slowest_cell": slowest[0], "slowest_cell_s": round(slowest[1], 1),
+            "gpu_cells_s": round(max([cells.get(i, 0.0) for i in gpu_cells(notebook)], default=0.0), 2),
             "claims": claims}
 
 
@@ -123,11 +143,13 @@ def markdown(runs, claims, audits, speed) -> str:
            + f" on {platform.machine()} ({os.cpu_count()} cores, one thread per notebook"
            + (f"; this machine's speed: a `lstm_limit.py --profile fast` step took {speed:.0f} ms" if speed else "")
            + ").", "",
-           "## Runs", "", "| notebook | run | result | wall s | CPU s |", "|---|---|---|---|---|"]
+           "## Runs", "", "| notebook | run | result | wall s | CPU s | slowest cell (s) | slowest GPU-section cell (s) |",
+           "|---|---|---|---|---|---|---|"]
     for r in runs:
         label = f"DCA_SEED={r['seed']}" + (f", ATEN_CPU_CAPABILITY={r['cpu_capability']}" if r["cpu_capability"] else "")
         out.append(f"| {r['notebook']} | {label} | {'passed' if r['passed'] else 'FAILED'}: {r['summary']} "
-                   f"| {r['wall_s']:.0f} | {r['cpu_s']:.0f} |")
+                   f"| {r['wall_s']:.0f} | {r['cpu_s']:.0f} | cell {r['slowest_cell']}: {r['slowest_cell_s']:.0f} "
+                   f"| {r['gpu_cells_s']:.2f} |")
     out += ["", "## What nbval compares (stored notebooks)", "",
             "| notebook | code cells with output | exactly compared | partly masked (trained values) | ignored "
             "| image only | claims |", "|---|---|---|---|---|---|---|"]

@@ -78,3 +78,38 @@ def test_no_blanket_ignores(path):
     ignored = sum("NBVAL_IGNORE_OUTPUT" in "".join(c["source"]) or "NBVAL_SKIP" in "".join(c["source"]) for c in code)
     assert ignored <= len(code) // 3, f"{path.name}: {ignored} of {len(code)} cells are not compared"
     assert "nbval" not in json.dumps(nb["metadata"]).lower()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_seed_comes_from_dca_seed(path):
+    """setup() must take DCA_SEED, so `DCA_SEED=1 make notebooks` really trains on another seed."""
+    for i, cell in enumerate(_code_cells(_load(path))):
+        src = "".join(cell["source"])
+        assert "setup(seed=" not in src, f"{path.name}: code cell {i} fixes setup()'s seed; use dca_course.setup()"
+    sources = ["".join(c["source"]) for c in _code_cells(_load(path))]
+    assert any("dca_course.setup()" in s for s in sources), f"{path.name}: no dca_course.setup() call"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_full_size_runs_start_only_when_asked(path):
+    """A GPU alone must never start a full-profile run: only DCA_FULL=1 (outputs.full_requested) does."""
+    for i, cell in enumerate(_code_cells(_load(path))):
+        src = "".join(cell["source"])
+        if "profile full" in src or '"full"' in src:
+            runs = "subprocess.run" in src or "fit(" in src or ".train(" in src
+            if runs:
+                assert "full_requested()" in src, f"{path.name}: code cell {i} may start a full-size run without DCA_FULL=1"
+            assert "cuda.is_available()" not in src or "full_requested()" in src, (
+                f"{path.name}: code cell {i} decides a full-size run by the presence of CUDA")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_bare_asserts_on_trained_numbers_in_training_notebooks(path):
+    """Claims about trained models go through outputs.claim (logged, margin measured over seeds)."""
+    for i, cell in enumerate(_code_cells(_load(path))):
+        src = "".join(cell["source"])
+        for line in src.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("assert ") and any(
+                    key in stripped for key in ("rouge", "accuracy", "fact_recall", "val_", "reward")):
+                pytest.fail(f"{path.name}: code cell {i} asserts a trained number without claim(): {stripped[:80]}")
