@@ -137,9 +137,21 @@ def claim_table(runs: list[dict]) -> list[dict]:
     return list(rows.values())
 
 
-def markdown(runs, claims, audits, speed) -> str:
+def write_results(out_dir: Path, runs: list[dict], notebooks: list[Path], speed, commands: list[str]) -> None:
+    from dca_course.train import write_json, write_text
+
+    claims = claim_table(runs)
+    audits = {nb.stem: audit(nb) for nb in notebooks}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / "notebook_claims.json",
+               {"command": " && ".join(commands), "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
+                "runs": runs, "claims": claims, "audit": audits})
+    write_text(out_dir / "notebook_claims.md", markdown(runs, claims, audits, speed, commands))
+
+
+def markdown(runs, claims, audits, speed, commands) -> str:
     out = ["# Notebooks under strict nbval on several seeds", "",
-           "Made by `python benchmarks/notebook_claims.py " + " ".join(sys.argv[1:]) + "`"
+           "Made by " + " and ".join(f"`{c}`" for c in commands)
            + f" on {platform.machine()} ({os.cpu_count()} cores, one thread per notebook"
            + (f"; this machine's speed: a `lstm_limit.py --profile fast` step took {speed:.0f} ms" if speed else "")
            + ").", "",
@@ -177,7 +189,18 @@ def main(argv=None) -> int:
     parser.add_argument("--times", action="store_true",
                         help="write the seed-0 wall times to notebooks/times.json and regenerate the docs from it")
     parser.add_argument("--log-dir", type=Path, default=None, help="keep each run's nbval log here")
+    parser.add_argument("--combine", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="run nothing: merge the runs of earlier notebook_claims.json files into --out")
     args = parser.parse_args(argv)
+    if args.combine:
+        if not args.out:
+            parser.error("--combine needs --out")
+        earlier = [json.loads(p.read_text(encoding="utf-8")) for p in args.combine]
+        runs = [r for e in earlier for r in e["runs"]]
+        speed = next((e["lstm_limit_fast_step_ms"] for e in earlier if e.get("lstm_limit_fast_step_ms")), None)
+        notebooks = sorted({NOTEBOOKS / f"{r['notebook']}.ipynb" for r in runs})
+        write_results(args.out, runs, notebooks, speed, [e["command"] for e in earlier])
+        return 0 if all(r["passed"] for r in runs) else 1
     notebooks = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="dca-claims-"))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -190,24 +213,13 @@ def main(argv=None) -> int:
             print(f"{run['notebook']:<32} seed {seed} {capability or '':<8} "
                   f"{'passed' if run['passed'] else 'FAILED'} {run['wall_s']:>6.0f} s wall {run['cpu_s']:>6.0f} s CPU"
                   f"  {len(run['claims'])} claims  ({run['summary']})", flush=True)
-    claims = claim_table(runs)
-    for c in claims:
+    for c in claim_table(runs):
         if not c["held"]:
             print(f"claim did not hold: {c['notebook']}: {c['claim']}: worst {c['worst']:.3f}, bound {c['op']} {c['bound']}")
-    audits = {nb.stem: audit(nb) for nb in notebooks}
-    speed = None
-    if args.out or args.times:
-        speed = machine_speed()
+    speed = machine_speed() if (args.out or args.times) else None
     if args.out:
-        from dca_course.train import write_json, write_text
-
-        args.out.mkdir(parents=True, exist_ok=True)
-        write_json(args.out / "notebook_claims.json",
-                   {"command": "python benchmarks/notebook_claims.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                    "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
-                    "runs": [{k: v for k, v in r.items() if k != "claims"} for r in runs],
-                    "claims": claims, "audit": audits})
-        write_text(args.out / "notebook_claims.md", markdown(runs, claims, audits, speed))
+        command = "python benchmarks/notebook_claims.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        write_results(args.out, runs, notebooks, speed, [command])
     if args.times:
         seed0 = {r["notebook"]: r["wall_s"] for r in runs if r["seed"] == 0 and not r["cpu_capability"]}
         if not seed0:
