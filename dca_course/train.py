@@ -202,7 +202,10 @@ def fit(model: nn.Module, train_data: Sequence, *, make_batch: Callable, loss_fn
         batches = list(iterate_batches(train_data, config.batch_size, make_batch, shuffle=True,
                                        seed=config.seed + epoch, rank=info.rank,
                                        world_size=info.world_size))
-        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{config.epochs}", leave=False,
+        # mininterval and refresh=False below: redrawing the bar on every step floods a notebook
+        # kernel's message queue (over 1,000 messages in a cell), which can drop the cell's
+        # final "idle" message and make nbval time out.
+        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{config.epochs}", leave=False, mininterval=1.0,
                    disable=not (config.progress and info.is_main))
         total, count, sums = 0.0, 0, {}
         for batch in bar:
@@ -217,7 +220,7 @@ def fit(model: nn.Module, train_data: Sequence, *, make_batch: Callable, loss_fn
             count += 1
             for k, v in stats.items():
                 sums[k] = sums.get(k, 0.0) + float(v)
-            bar.set_postfix(loss=f"{total / count:.3f}")
+            bar.set_postfix(loss=f"{total / count:.3f}", refresh=False)
         row = {"epoch": epoch + 1, "loss": total / max(count, 1)}
         row.update({k: v / max(count, 1) for k, v in sums.items()})
         last_epoch = epoch + 1 == config.epochs
