@@ -10,7 +10,7 @@ A run is one notebook under ``pytest --nbval`` with ``DCA_SEED`` set (and ``ATEN
 for the ``--cpu-capability`` runs, a stand-in for another processor).  Each ``claim(...)`` in a
 notebook logs its measured value to ``$DCA_CLAIMS_LOG``; this script gives every run its own log
 and collects them.  ``--out DIR`` writes ``notebook_claims.md`` and ``.json`` there.  ``--times``
-writes the seed-0, default-kernel wall times to ``notebooks/times.json`` and regenerates the
+writes the seed-0 CPU times (one thread: the wall time of the notebook run alone) to ``notebooks/times.json`` and regenerates the
 time shown in the README, notebook 00's map and each notebook's first cell from it
 (``benchmarks/notebook_times.py``).  Exits 1 if any run failed.
 """
@@ -221,7 +221,9 @@ def main(argv=None) -> int:
         command = "python benchmarks/notebook_claims.py " + " ".join(sys.argv[1:] if argv is None else argv)
         write_results(args.out, runs, notebooks, speed, [command])
     if args.times:
-        seed0 = {r["notebook"]: r["wall_s"] for r in runs if r["seed"] == 0 and not r["cpu_capability"]}
+        # CPU seconds (the kernel's and pytest's): what a one-thread notebook takes alone, and not
+        # inflated when another job shares the machine, as wall time is
+        seed0 = {r["notebook"]: r["cpu_s"] for r in runs if r["seed"] == 0 and not r["cpu_capability"]}
         if not seed0:
             parser.error("--times needs a seed-0 run (--seeds 0 ...)")
         update_times(seed0, speed)

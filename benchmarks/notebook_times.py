@@ -1,7 +1,8 @@
 """One measured table of notebook times, and the three places that show it.
 
-``notebooks/times.json`` holds each notebook's wall time under ``pytest --nbval`` (seed 0, one
-thread), measured by ``python benchmarks/notebook_claims.py --seeds 0 --times`` together with the
+``notebooks/times.json`` holds each notebook's time under ``pytest --nbval`` (seed 0, one
+thread: CPU seconds of the kernel and pytest, which is the wall time of the notebook run alone),
+measured by ``python benchmarks/notebook_claims.py --seeds 0 --times`` together with the
 machine's single-thread speed.  From it this module writes the time in the README's notebook
 table, in notebook 00's course map and in each notebook's first cell (its ``**Time.**`` line),
 so the three never disagree; ``tests/test_notebook_times.py`` checks that they match.
@@ -70,7 +71,8 @@ def render(times: dict) -> dict[Path, str]:
     for name, seconds in times["notebooks"].items():
         readme = _replace_last_column(readme, f"[{name}]", format_time(seconds))
     speed = times.get("lstm_limit_fast_step_ms")
-    footnote = (f"\\*Measured under `pytest --nbval` (seed 0, one thread), one notebook at a time, on the project's "
+    footnote = (f"\\*Measured under `pytest --nbval` (seed 0, one thread; CPU seconds, the wall time of the notebook "
+                f"run alone) on the project's "
                 f"2-core CPU machine" + (f" (a `benchmarks/lstm_limit.py --profile fast` step: {speed:.0f} ms; "
                                           f"machines here differ by up to 3x)" if speed else "")
                 + "; the table is generated from [notebooks/times.json](notebooks/times.json).")
@@ -117,7 +119,8 @@ def update_times(seconds_by_notebook: dict, speed_ms: float | None) -> None:
     times["notebooks"] = dict(sorted(times["notebooks"].items()))
     if speed_ms:
         times["lstm_limit_fast_step_ms"] = speed_ms
-    times["how"] = ("wall seconds under `pytest --nbval`, seed 0, OMP_NUM_THREADS=1, one notebook at a time; "
+    times["how"] = ("CPU seconds (kernel + pytest) under `pytest --nbval`, seed 0, OMP_NUM_THREADS=1: the wall time "
+                    "of one notebook run alone; "
                     "made by `python benchmarks/notebook_claims.py --seeds 0 --times`")
     write_text(TIMES, json.dumps(times, indent=2) + "\n")
     update_docs()
