@@ -37,7 +37,7 @@ def format_time(seconds: float) -> str:
 
 def time_line(seconds: float) -> str:
     """The ``**Time.**`` line of a notebook's first cell."""
-    return (f"**Time.** {format_time(seconds).capitalize()} under `pytest --nbval` on the project's 2-core CPU "
+    return (f"**Time.** {format_time(seconds).capitalize()} with `pytest --nbval` on the project's 2-core CPU "
             "machine (one thread; measured in [times.json](times.json)).")
 
 
