@@ -142,6 +142,7 @@ def write_results(out_dir: Path, runs: list[dict], notebooks: list[Path], speed,
 
     claims = claim_table(runs)
     audits = {nb.stem: audit(nb) for nb in notebooks}
+    commands = [re.sub(r" --(?:out|log-dir) \S+", "", c) for c in commands]   # no scratch paths in results
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(out_dir / "notebook_claims.json",
                {"command": " && ".join(commands), "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
@@ -197,7 +198,11 @@ def main(argv=None) -> int:
             parser.error("--combine needs --out")
         earlier = [json.loads(p.read_text(encoding="utf-8")) for p in args.combine]
         runs = [r for e in earlier for r in e["runs"]]
-        speed = next((e["lstm_limit_fast_step_ms"] for e in earlier if e.get("lstm_limit_fast_step_ms")), None)
+        # the speed recorded with the times (measured on a quiet machine), else the runs' own
+        from notebook_times import TIMES, load_times
+
+        speed = (load_times().get("lstm_limit_fast_step_ms") if TIMES.is_file() else None) or next(
+            (e["lstm_limit_fast_step_ms"] for e in earlier if e.get("lstm_limit_fast_step_ms")), None)
         notebooks = sorted({NOTEBOOKS / f"{r['notebook']}.ipynb" for r in runs})
         write_results(args.out, runs, notebooks, speed, [e["command"] for e in earlier])
         return 0 if all(r["passed"] for r in runs) else 1
