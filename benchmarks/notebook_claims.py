@@ -33,7 +33,7 @@ NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = NOTEBOOKS / "sanitize.cfg"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from notebook_times import machine_speed, update_times  # noqa: E402
+from notebook_times import TIMES, load_times, machine_speed, update_times  # noqa: E402
 
 
 def nbval_command(notebook: Path) -> list[str]:
@@ -199,8 +199,6 @@ def main(argv=None) -> int:
         earlier = [json.loads(p.read_text(encoding="utf-8")) for p in args.combine]
         runs = [r for e in earlier for r in e["runs"]]
         # the speed recorded with the times (measured on a quiet machine), else the runs' own
-        from notebook_times import TIMES, load_times
-
         speed = (load_times().get("lstm_limit_fast_step_ms") if TIMES.is_file() else None) or next(
             (e["lstm_limit_fast_step_ms"] for e in earlier if e.get("lstm_limit_fast_step_ms")), None)
         notebooks = sorted({NOTEBOOKS / f"{r['notebook']}.ipynb" for r in runs})
