@@ -522,7 +522,7 @@ from .models.dca import DCA  # noqa: E402
 
 
 @register_data("synthnews-long", usage="synthnews-long[:N]",
-               help="SynthNews with 5-6 paragraph articles, for DCA (N to train on)")
+               help="SynthNews with 12-paragraph, ~800-token articles, for DCA (N to train on)")
 def _synthnews_long(arg: str, profile: str, seed: int) -> Dataset:
     return _synthnews_spec("synthnews-long", arg, profile, seed, long=True)
 

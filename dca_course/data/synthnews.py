@@ -20,17 +20,43 @@ Events
     is a set of *slots* (who, whom, where, when, how much).
 
 Articles
-    3 to 6 paragraphs (5 to 6, with fuller paragraphs, for "synthnews-long"): a lead
-    paragraph, then in a random order a figures paragraph, a distractor paragraph about an
-    unrelated event with different entities (always from 4 paragraphs on), and some of
-    background, quote, outlook and reaction paragraphs.  Every sentence role has at least
-    three phrasings.
+    "synthnews": 3 to 6 paragraphs, about 200 tokens (90 to 380): a lead paragraph, then in
+    a random order a figures paragraph, a distractor paragraph about an unrelated event with
+    different entities (always from 4 paragraphs on), and some of background, quote, outlook
+    and reaction paragraphs.  Every sentence role has at least three phrasings.
+
+    "synthnews-long" (``long=True``), the setting of Deep Communicating Agents (Celikyilmaz
+    et al. 2018, articles cut at 800 tokens where See et al. 2017 cut at 400): 12 paragraphs
+    and about 53 sentences, 800 tokens on average (about 650 to 1,000; a longer draw is made
+    again).  After a 4-sentence lead come, in a random order, fuller figures, background,
+    quote, outlook and reaction paragraphs, two distractor paragraphs (two unrelated events),
+    and four kinds of paragraph only long articles have: ``analysis`` (what the event means),
+    ``history`` (how it came about), ``wider`` (the industry, league or country around it)
+    and ``comment`` (an outside observer, a person made for the article, is quoted).  Those
+    four state no number or date and name only the event's own entities (and the observer):
+    the facts a summary needs sit in the figures and background paragraphs, wherever they
+    fall, so they are spread through the whole article.
 
 Summaries
     2 or 3 sentences in different words from the article (headline style, other verbs), that
     name the key entities and always use a fact found only outside the lead paragraph (a
     figure, a background fact).  They never mention the distractor's entities, and they state
-    only what the article states.
+    only what the article states.  In a long article, each summary sentence after the first
+    uses, three times in four when it can, a *late* fact: one that the first 400 tokens do
+    not state.  So the whole article states every key fact, but its first 400 tokens do not:
+
+    =================================  ==========  ========================
+    share of key facts stated by       synthnews   synthnews-long
+    =================================  ==========  ========================
+    the first 3 sentences (lead-3)     0.57        0.50 (0.49 to 0.51)
+    the first 400 tokens               1.00        0.67 (0.66 to 0.68)
+    the first 800 tokens               1.00        0.985 (0.985 to 0.986)
+    the whole article                  1.00        1.00
+    =================================  ==========  ========================
+
+    (test split of ``load_synthnews(2000, 200, 500, seed=s, long=...)``, mean over seeds 0,
+    1 and 2, the range over the seeds in brackets; 82 to 86 % of long articles hold a key fact
+    only after token 400).
 
 Each :class:`~dca_course.data.examples.Example` carries ``facts``:
 
@@ -39,6 +65,8 @@ key                           value
 ============================  ============================================================
 ``event``                     the event kind, e.g. ``"acquisition"``
 ``distractor_event``          the distractor paragraph's event kind (``None`` if none)
+``distractor_events``         long articles only: the event kind of each distractor
+                              paragraph, in order (``distractor_event`` is the first)
 ``entities``                  key entity names the reference names (``"orvena labs"``)
 ``entity_tokens``             the name tokens of those entities (``"orvena"``)
 ``numbers``                   every number of the main event that the article states
@@ -47,11 +75,13 @@ key                           value
                               reference states all of them
 ``outside_lead_facts``        the key facts that do not occur in the lead paragraph
 ``fact_paragraphs``           key fact -> indices of the paragraphs that state it
-``distractor_entities``       entity names in the distractor paragraph
+``distractor_entities``       entity names in the distractor paragraph(s)
 ``distractor_entity_tokens``  their name tokens (never in the reference)
 ``all_entity_tokens``         every entity name token anywhere (source and summary)
 ``paragraph_roles``           each paragraph's role: ``lead``, ``figures``, ``distractor``,
-                              ``background``, ``quote``, ``outlook``, ``reaction``
+                              ``background``, ``quote``, ``outlook``, ``reaction`` (long
+                              articles also: ``analysis``, ``history``, ``wider``,
+                              ``comment``)
 ``slots``                     slot -> value (string) of every main-event slot the text uses
 ============================  ============================================================
 
@@ -67,6 +97,7 @@ as a contiguous run (:func:`contains`), so::
 Typical use::
 
     train, valid, test = load_synthnews(2000, 200, 500, seed=0)          # about 1 s
+    long = load_synthnews(2000, 200, 500, seed=0, long=True)             # about 4 s
     print(dataset_stats(train, test))
 """
 from __future__ import annotations
@@ -1031,6 +1062,416 @@ KINDS["earnings"] = dict(
     ),
 )
 
+# --------------------------------------------------------------------------------------
+# More about the same event, for "synthnews-long" only (the short articles never use these):
+# an analysis paragraph (what the event means), a history paragraph (how it came about), a
+# wider paragraph (the industry, league or country around it) and a comment paragraph in
+# which an outside observer (a person made for the article) is quoted.
+# None of these sentences states a number or a date, and the only new name is the observer's
+# (never a key fact): the figures and background paragraphs, wherever they fall in the
+# article, keep the facts a summary needs.
+# --------------------------------------------------------------------------------------
+OBSERVER_FIRST = (
+    '" {q} , " said {observer} , {observer_role} .',
+    '{observer} , {observer_role} , said : " {q} . "',
+    '" {q} , " {observer} , {observer_role} , told reporters .',
+)
+OBSERVER_SECOND = (
+    '" {q} , " {observer_last} added .',
+    '{observer_last} added : " {q} . "',
+    '" {q} , " said {observer_last} .',
+    '" {q} . "',
+)
+
+LONG_KINDS: dict = {}
+
+LONG_KINDS["acquisition"] = dict(
+    wider=(
+        "the {sector} industry has seen a wave of deals as companies look for ways to grow .",
+        "rising costs have squeezed smaller {sector} firms , making many of them easier targets .",
+        "regulators in several countries have become more cautious about large mergers .",
+        "many companies in the industry are sitting on large amounts of cash .",
+        "demand for {products} has grown steadily in recent years .",
+        "deal activity in {country} has picked up after a slow start to the year .",
+    ),
+    analysis=(
+        "the deal would make {buyer} one of the biggest players in the {sector} industry .",
+        "for {target} , the sale ends years of doubt about its future as an independent company .",
+        "dealmakers said the price showed how much buyers are now willing to pay for {sector} businesses .",
+        "the takeover gives {buyer} a much stronger position in {country} , a market it has long wanted to grow in .",
+        "some investors had hoped that a rival bidder would come forward , but none did .",
+        "the two companies sell to many of the same customers , which could worry regulators .",
+    ),
+    history=(
+        "{target} had been looking for a buyer since the start of the year .",
+        "earlier this year , {target} warned that profits would be lower than expected .",
+        "shares in {target} had lost much of their value over the past two years before the offer .",
+        "{buyer} has spent the past ten years building up its business through a series of smaller deals .",
+        "a previous attempt to sell {target} collapsed when the two sides could not agree on terms .",
+    ),
+    observer_roles=(
+        "an analyst who follows the {sector} industry",
+        "an adviser who has worked on similar deals",
+        "an investor who holds shares in {target}",
+    ),
+    observer_quotes=(
+        "it is a full price , but {buyer} needed to do something big",
+        "the hard part will be bringing the two companies together",
+        "i would not be surprised to see more deals like this one",
+        "shareholders in {target} have every reason to be happy today",
+        "the real test is whether {buyer} can keep the best people at {target}",
+    ),
+)
+
+LONG_KINDS["match_result"] = dict(
+    wider=(
+        "the race for the title in {league} is one of the closest in years .",
+        "crowds across the league have been rising this season .",
+        "several clubs in {league} have changed their coach since the summer .",
+        "television money has made the league wealthier than ever , but the gap between clubs has grown .",
+        "injuries have hit many squads hard during a busy run of fixtures .",
+        "the bottom of the table is just as tight , with several clubs fighting to stay up .",
+    ),
+    analysis=(
+        "the win was built on a strong start , with {winner} pressing high from the first whistle .",
+        "{loser} had their own openings but could not find a way past a well organised back line .",
+        "the result matters at both ends of the table as the season nears its end .",
+        "{winner} looked stronger in midfield and deserved the three points .",
+        "for {loser} , the defeat brings fresh questions about their recent form .",
+        "the second half was much more open , with both sides pushing forward in search of goals .",
+    ),
+    history=(
+        "{winner} had lost the same fixture last season .",
+        "the two clubs have a long rivalry , and meetings between them are rarely quiet .",
+        "{loser} had started the season well before injuries to several key players .",
+        "{winner} went into the game after a difficult week , with two players ruled out through injury .",
+        "{coach} brought three new players into the side that started the previous match .",
+    ),
+    observer_roles=(
+        "a former player who now works as a pundit",
+        "a football writer who covers {league}",
+        "a former coach of {loser}",
+    ),
+    observer_quotes=(
+        "{winner} were the better side for most of the game",
+        "{loser} will be worried by how easily they were opened up",
+        "you could see the confidence running through {winner}",
+        "{scorer_last} showed exactly why the club signed him",
+        "there is still a long way to go this season",
+    ),
+)
+
+LONG_KINDS["election"] = dict(
+    wider=(
+        "the vote was watched closely across the region as a test of public mood .",
+        "parties in many countries have struggled to hold on to power as living costs rise .",
+        "{issue} has moved to the top of the political agenda in recent years .",
+        "trust in politicians has fallen sharply over the past ten years , polls suggest .",
+        "the result is likely to change the politics of {country} for years to come .",
+        "social media played a bigger role in this campaign than in any before it .",
+    ),
+    analysis=(
+        "the result is a major shift in the politics of {region} .",
+        "{winner} ran on a promise to tackle {issue} , which polls showed was the main concern of voters .",
+        "the defeat is likely to lead to a change of leadership at {rival_party} .",
+        "younger voters appear to have turned out in large numbers for {winner} .",
+        "{winner} will need support from other parties to pass new laws .",
+        "the new {office} is expected to announce the first appointments within days .",
+    ),
+    history=(
+        "{winner} was little known outside {home_city} when the campaign began .",
+        "the campaign was marked by sharp television debates between the two candidates .",
+        "{rival} had been tipped to win by most commentators only a few months ago .",
+        "{winner} spent the final week of the campaign touring small towns across {region} .",
+        "{party} had chosen {winner} as its candidate after a close internal contest .",
+    ),
+    observer_roles=(
+        "a political scientist who studies elections in {region}",
+        "a former adviser to {rival_party}",
+        "a pollster who has followed the race",
+    ),
+    observer_quotes=(
+        "voters wanted change and {winner} offered it",
+        "{rival} never found a message that worked",
+        "the real work starts now for {winner}",
+        "this result will be studied for years",
+        "{issue} decided this election",
+    ),
+)
+
+LONG_KINDS["storm"] = dict(
+    wider=(
+        "the region is hit by several storms every year , but few are this strong .",
+        "scientists say warmer seas are making storms wetter and more intense .",
+        "many coastal cities in {country} have grown quickly , putting more people in harm 's way .",
+        "the government of {country} has been criticised for spending too little on flood protection .",
+        "insurance companies are expected to face large claims .",
+        "aid agencies warn that poorer families will find it hardest to get back on their feet .",
+    ),
+    analysis=(
+        "the damage is worst in low-lying parts of {city} , close to the sea .",
+        "experts said storms of this strength are becoming more frequent in the region .",
+        "the cost of the damage is expected to run into hundreds of millions of dollars .",
+        "many of the homes that were destroyed had been built quickly and cheaply .",
+        "rescue teams struggled to reach towns outside {city} because roads were blocked .",
+        "hospitals in {city} said they were treating dozens of people for injuries .",
+    ),
+    history=(
+        "{storm} began as a small area of low pressure far out at sea .",
+        "in the days before it struck , forecasters tracked {storm} as it gathered strength .",
+        "authorities had opened emergency shelters in schools and sports halls across {city} .",
+        "fishing boats were ordered back to port as the storm approached .",
+        "shops in {city} ran out of water and food as residents prepared for the storm .",
+    ),
+    observer_roles=(
+        "a climate scientist who studies storms in {country}",
+        "an engineer who has worked on flood protection in {city}",
+        "a volunteer with a local aid group",
+    ),
+    observer_quotes=(
+        "we have been warning about this kind of storm for years",
+        "the flood walls in {city} were never built for this",
+        "people need clean water and a safe place to sleep",
+        "the recovery will take months , not weeks",
+        "we were lucky it was not even worse",
+    ),
+)
+
+LONG_KINDS["court_ruling"] = dict(
+    wider=(
+        "legal fights between companies have become more frequent as competition grows .",
+        "courts in {country} have handed down several large awards in recent years .",
+        "companies increasingly turn to the courts instead of settling disputes privately .",
+        "the legal costs of long cases can run into millions .",
+        "business groups have called for quicker ways to settle commercial disputes .",
+        "judges have been under pressure to clear a large backlog of cases .",
+    ),
+    analysis=(
+        "the ruling is a major win for {plaintiff} , which had spent years pursuing the case .",
+        "lawyers said the judgment could affect how similar disputes are decided in {country} .",
+        "the decision is a blow to {defendant} , which had argued that the claims were without merit .",
+        "legal experts said the size of the award sends a strong signal to other companies .",
+        "the court rejected almost every argument put forward by {defendant} .",
+        "the case drew attention because both companies are well known in {country} .",
+    ),
+    history=(
+        "{defendant} had denied any wrongdoing throughout the case .",
+        "a lower court had ruled in favour of {defendant} before the case was appealed .",
+        "attempts to settle the dispute out of court failed on several occasions .",
+        "hearings in the case were held over several weeks last year .",
+        "{plaintiff} said the dispute had cost it customers and damaged its name .",
+    ),
+    observer_roles=(
+        "a professor of law who has followed the case",
+        "a lawyer who was not involved in the case",
+        "a retired judge",
+    ),
+    observer_quotes=(
+        "this is a very clear judgment",
+        "{defendant} will find it hard to ignore this ruling",
+        "companies will be reading this decision very carefully",
+        "the court has set a high bar for cases like this",
+        "i expect {plaintiff} to use this ruling in other disputes",
+    ),
+)
+
+LONG_KINDS["product_launch"] = dict(
+    wider=(
+        "competition in the market for {ptypes} has never been fiercer .",
+        "prices of parts have risen , squeezing the margins of makers of {ptypes} .",
+        "shoppers have become more cautious with their money as prices rise .",
+        "new laws on repairs and recycling are adding to costs for makers of {ptypes} .",
+        "several smaller makers of {ptypes} have gone out of business in recent years .",
+        "online sales now account for most of the market .",
+    ),
+    analysis=(
+        "the {product} matters a great deal to {company} , which needs a hit after a difficult few years .",
+        "analysts said the {product} would compete directly with products made by {rival} .",
+        "the market for {ptypes} has slowed as customers wait more years before buying new ones .",
+        "{company} is betting that better design will persuade buyers to switch .",
+        "early reviews have focused on the design and the battery .",
+        "the {product} is made in factories in several countries , the company said .",
+    ),
+    history=(
+        "{company} first hinted at the {product} at a conference last year .",
+        "work on the {product} took more than three years , according to people involved in the project .",
+        "the last {ptype} from {company} sold poorly and was withdrawn after a few months .",
+        "{company} has spent heavily on research in an effort to catch up with {rival} .",
+        "pictures of an early version of the {product} appeared online in the spring .",
+    ),
+    observer_roles=(
+        "a technology analyst who follows {company}",
+        "a reviewer who tested the {product} before the launch",
+        "an analyst who studies the market for {ptypes}",
+    ),
+    observer_quotes=(
+        "the {product} is a solid product , but it is not a revolution",
+        "{company} has finally built something that can compete with {rival}",
+        "the price is what matters most here",
+        "people will like the design",
+        "the next few months will show whether customers agree",
+    ),
+)
+
+LONG_KINDS["player_transfer"] = dict(
+    wider=(
+        "spending on transfers has risen sharply across the league this year .",
+        "clubs are under pressure to strengthen their squads before the window closes .",
+        "prices for good {positions} have climbed as demand has grown .",
+        "many clubs now rely on scouts and data to find new players .",
+        "limits on club spending have made some teams more cautious in the market .",
+        "agents have become more powerful as fees have grown .",
+    ),
+    analysis=(
+        "the signing is a statement of intent from {to_club} , who want to win the title .",
+        "{from_club} will now have to find a replacement for one of their most important players .",
+        "{player} adds pace and experience to a squad that has lacked both this season .",
+        "the deal is one of the biggest of the transfer window .",
+        "{to_coach} is expected to put {player_last} in the starting line-up straight away .",
+        "the move takes {player} to a club that plays in front of much bigger crowds .",
+    ),
+    history=(
+        "{to_club} first made an offer for {player} earlier in the window , but it was rejected .",
+        "{player} had asked to leave {from_club} after falling out with the coaching staff .",
+        "several other clubs were interested in {player} , but {to_club} moved first .",
+        "talks between the two clubs went on for several weeks .",
+        "{player} missed part of last season with a knee injury but has since recovered .",
+    ),
+    observer_roles=(
+        "a former {position} who played in the same league",
+        "a football agent who knows both clubs",
+        "a sports writer who has followed {player_last} for years",
+    ),
+    observer_quotes=(
+        "{player_last} is a big signing for {to_club}",
+        "{from_club} have done very well out of this deal",
+        "he will need time to settle at a new club",
+        "this could be the best business of the window",
+        "the fans are going to love him",
+    ),
+)
+
+LONG_KINDS["scientific_discovery"] = dict(
+    wider=(
+        "scientists describe thousands of new species every year , most of them insects .",
+        "many species are thought to disappear before they are ever described .",
+        "remote areas such as {place} are under growing pressure from farming and logging .",
+        "funding for work in the field has become more difficult to find .",
+        "new genetic methods have made it easier to tell closely related species apart .",
+        "researchers in {country} have made several important finds in recent years .",
+    ),
+    analysis=(
+        "the discovery suggests that {place} may hold many more species that are still unknown .",
+        "every new species of {animal} adds to what is known about how the group evolved , scientists say .",
+        "the team used genetic tests to show that {dname} is different from its closest relatives .",
+        "{dname} appears to live only in a small area , which makes it vulnerable to change .",
+        "the findings could help conservation groups argue for the protection of {place} .",
+        "the researchers believe {dname} is active mainly at night .",
+    ),
+    history=(
+        "the first specimens were found by accident during a survey of the area .",
+        "at first , the team thought they had found a known species .",
+        "it took several more trips to {place} before the researchers were sure .",
+        "local people had long known about the {animal} but it had never been studied .",
+        "the specimens were sent to laboratories in {country} for tests .",
+    ),
+    observer_roles=(
+        "a biologist who was not involved in the study",
+        "an expert in {field} at a museum in {country}",
+        "a conservation officer who works in {place}",
+    ),
+    observer_quotes=(
+        "this is a very thorough piece of work",
+        "it shows how little we know about {place}",
+        "the next step is to find out how many are left",
+        "discoveries like this show what could be lost",
+        "{dname} is a remarkable find",
+    ),
+)
+
+LONG_KINDS["labour_strike"] = dict(
+    wider=(
+        "strikes have become more frequent across {country} as living costs have risen .",
+        "union membership has grown in several industries over the past two years .",
+        "many employers say they are struggling with higher costs of their own .",
+        "the government has been criticised for doing little to help low-paid workers .",
+        "wage growth has lagged behind prices for much of the past two years .",
+        "other unions are watching the dispute closely .",
+    ),
+    analysis=(
+        "the strike is the biggest test so far for the management of {employer} .",
+        "prices have risen more quickly than wages for many workers , which has fuelled the dispute .",
+        "{employer} says it cannot afford the rise demanded by {union} .",
+        "the walkout is likely to disrupt supplies to customers across {country} .",
+        "the dispute has become a symbol of wider anger about pay in {country} .",
+        "so far , both sides have refused to give ground .",
+    ),
+    history=(
+        "talks between {union} and {employer} began several months ago .",
+        "members of {union} voted in favour of strike action by a large majority .",
+        "{employer} made a final offer last week , which the union rejected .",
+        "workers held a series of protests outside the offices of the company before the strike .",
+        "{union} had warned that a strike was likely if no deal was reached .",
+    ),
+    observer_roles=(
+        "an expert on labour relations",
+        "an economist who studies wages in {country}",
+        "a former union official",
+    ),
+    observer_quotes=(
+        "both sides will have to give something in the end",
+        "this dispute is about more than pay",
+        "{employer} cannot afford a long strike",
+        "the workers have a lot of public support",
+        "i expect the talks to start again soon",
+    ),
+)
+
+LONG_KINDS["earnings"] = dict(
+    wider=(
+        "many companies in the {sector} industry have reported mixed results this season .",
+        "higher borrowing costs have squeezed many companies .",
+        "consumers have cut back on spending in several big markets .",
+        "swings in currency markets have hurt companies that sell abroad .",
+        "investors have become more selective about which companies they back .",
+        "the outlook for the wider economy remains uncertain .",
+    ),
+    analysis=(
+        "the results show how quickly conditions have changed in the {sector} industry .",
+        "investors had been waiting for signs that the plans of {ceo} were starting to work .",
+        "the figures will put pressure on rival firms that report later this month .",
+        "{company} has been cutting costs and selling parts of its business that make little money .",
+        "much will depend on demand for {products} in the months ahead .",
+        "the company did not change its plans for new investment .",
+    ),
+    history=(
+        "{company} had warned investors earlier in the year that trading would be difficult .",
+        "a year ago , {company} announced a plan to reorganise its business .",
+        "{company} hired a new chief financial officer last year .",
+        "shares in {company} have moved sharply over the past year .",
+        "the previous quarter brought a surprise for many analysts .",
+    ),
+    observer_roles=(
+        "an analyst who follows {company}",
+        "an investor who backs {sector} companies",
+        "an economist who follows the {sector} industry",
+    ),
+    observer_quotes=(
+        "the numbers are {dir_adj} than many people expected",
+        "the question is whether this can last",
+        "{company} still has a lot to prove",
+        "investors will want to hear more about costs",
+        "the {sector} industry is going through a difficult period",
+    ),
+)
+
+for _kind, _extra in LONG_KINDS.items():
+    _roles = _extra["observer_roles"]
+    KINDS[_kind].update(wider=_extra["wider"], analysis=_extra["analysis"], history=_extra["history"],
+                        observer_quotes=_extra["observer_quotes"],
+                        observer_first=tuple(f.replace("{observer_role}", r)
+                                             for r in _roles for f in OBSERVER_FIRST))
+
 EVENT_KINDS: tuple = tuple(KINDS)
 
 # Slots that are forms of one fact: a summary may use one form when the article used another.
@@ -1076,6 +1517,7 @@ def _compile(text: str) -> _Template:
 
 _ROLE_LISTS = ("lead", "context", "outlook", "reaction", "sum_main", "sum_figure", "sum_extra")
 _ROLE_GROUPS = ("background", "figures")
+_LONG_ROLE_LISTS = ("wider", "analysis", "history", "observer_quotes", "observer_first")
 
 for _spec in KINDS.values():
     for _key in _ROLE_LISTS:
@@ -1084,11 +1526,15 @@ for _spec in KINDS.values():
         _spec[_key] = tuple(tuple(_compile(t) for t in group) for group in _spec[_key])
     _spec["quotes"] = tuple(_compile(t) for t in _spec["quotes"])
     _spec["tails"] = tuple(tuple(t.split()) for t in _spec["tails"])
+    for _key in _LONG_ROLE_LISTS:
+        _spec[_key] = tuple(_compile(t) for t in _spec[_key])
 _QUOTE_FIRST = tuple(_compile(t) for t in QUOTE_FIRST)
 _QUOTE_SECOND = tuple(_compile(t) for t in QUOTE_SECOND)
+_OBSERVER_SECOND = tuple(_compile(t) for t in OBSERVER_SECOND)
 
 
-def _all_templates():
+def _all_templates(long: bool = True):
+    """Every article and summary template (``long=False``: without the long-only ones)."""
     yield from _QUOTE_FIRST
     yield from _QUOTE_SECOND
     for spec in KINDS.values():
@@ -1099,11 +1545,18 @@ def _all_templates():
                 yield from group
         yield from spec["quotes"]
         yield from (_compile(" ".join(t)) for t in spec["tails"])
+        if long:
+            for key in _LONG_ROLE_LISTS:
+                yield from spec[key]
+    if long:
+        yield from _OBSERVER_SECOND
 
 
-def _closed_words() -> frozenset:
+def _closed_words(long: bool = True) -> frozenset:
+    """The closed word list.  The long-only templates add words, none of which can be a made-up
+    name (tests/test_synthnews.py checks), so that they change no name and no short article."""
     words = set()
-    for tmpl in _all_templates():
+    for tmpl in _all_templates(long):
         words.update(name for is_slot, name in tmpl if not is_slot)
     lists = (WEEKDAYS, MONTHS, WORD_NUMBERS, ORDINALS, COMPANY_SUFFIXES, CLUB_SUFFIXES,
              STORM_TYPES, PRODUCT_SUFFIXES, FIELDS, ANIMALS, HABITAT_FORMS)
@@ -1765,6 +2218,65 @@ def _build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused, long):
     raise ValueError(role)
 
 
+# Long articles ("synthnews-long") -------------------------------------------------------
+_LONG_OPTIONAL_ROLES = ("background", "quote", "outlook", "reaction", "analysis", "history",
+                        "comment", "wider")
+# lead, figures, two distractors and the optional roles
+MAX_LONG_PARAGRAPHS = 4 + len(_LONG_OPTIONAL_ROLES)
+LONG_PARAGRAPHS = (12, 12)   # paragraphs of a "synthnews-long" article
+LONG_MAX_TOKENS = 1000      # a longer long article is drawn again
+LATE_FROM = 400             # a fact first stated from this token on is "late"
+LATE_SHARE = 0.75           # how often a long summary's 2nd (3rd) sentence is made to use one
+
+
+def _long_paragraph_roles(rng, n: int) -> list:
+    """Lead first; then figures, a distractor (n >= 4), a second distractor (n >= 8) and others."""
+    rest = ["figures"]
+    if n >= 4:
+        rest.append("distractor")
+    if n >= 8:
+        rest.append("distractor")
+    rest += _sample(rng, _LONG_OPTIONAL_ROLES, n - 1 - len(rest))
+    rest = _sample(rng, rest, len(rest))
+    return ["lead"] + rest
+
+
+def _observer_slots(rng, world: World, avoid: set) -> dict:
+    """The outside observer quoted in a long article's comment paragraph."""
+    person = world.person(rng, avoid)
+    return {"observer": _ent(person), "observer_last": _place(person["toks"][-1])}
+
+
+def _build_long_paragraph(rng, role, spec, slots, used):
+    """A long article's paragraph about the main event (the distractors: :func:`_long_distractor`)."""
+    if role == "lead":
+        sents = [_fill(_pick(rng, spec["lead"]), slots, used)]
+        return sents + [_fill(t, slots, used) for t in _sample(rng, spec["context"], 3)]
+    if role in ("analysis", "wider"):
+        return [_fill(t, slots, used) for t in _sample(rng, spec[role], _randint(rng, 4, 5))]
+    if role == "history":
+        k = _randint(rng, 4, 5)
+        return [_tail(rng, spec, _fill(t, slots, used)) for t in _sample(rng, spec["history"], k)]
+    if role == "comment":
+        lines = _sample(rng, spec["observer_quotes"], _randint(rng, 3, 4))
+        sents = [_fill(_pick(rng, spec["observer_first"]), slots, used, q=_fill(lines[0], slots, used))]
+        for second in _sample(rng, _OBSERVER_SECOND, len(lines) - 1):
+            sents.append(_fill(second, slots, used, q=_fill(lines[len(sents)], slots, used)))
+        return sents
+    return _build_paragraph(rng, role, spec, slots, used, None, None, None, True)
+
+
+def _long_distractor(rng, prefix, dspec, dslots, dused):
+    """A distractor paragraph of a long article: lead, context, 2 background and 2-3 figures."""
+    sents = [list(prefix) + _fill(_pick(rng, dspec["lead"]), dslots, dused),
+             _fill(_pick(rng, dspec["context"]), dslots, dused)]
+    for t in _pick_groups(rng, dspec["background"], 2):
+        sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
+    for t in _pick_groups(rng, dspec["figures"], _randint(rng, 2, 3)):
+        sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
+    return sents
+
+
 def contains(tokens: Sequence[str], fact) -> bool:
     """True if the fact's tokens (a string or a token sequence) occur contiguously in ``tokens``."""
     f = fact.split() if isinstance(fact, str) else list(fact)
@@ -1801,21 +2313,45 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
     for v in slots.values():
         main_ents.update(v.ents)
 
-    roles = _paragraph_roles(rng, n_par)
-    dkind, dspec, dslots = None, None, {}
-    if "distractor" in roles:
+    if long:
+        slots.update(_observer_slots(rng, world, set(main_ents)))
+        main_ents.update(slots["observer"].ents)
+        roles = _long_paragraph_roles(rng, n_par)
+    else:
+        roles = _paragraph_roles(rng, n_par)
+    distractors = []  # (kind, spec, slots, used slot names) of each distractor paragraph
+    avoid = set(main_ents)
+    for _ in range(roles.count("distractor")):
         dkind = _pick(rng, EVENT_KINDS)
         dspec = KINDS[dkind]
-        dslots = dspec["facts"](rng, world, set(main_ents))
+        dslots = dspec["facts"](rng, world, set(avoid))
+        for v in dslots.values():
+            avoid.update(v.ents)
+        distractors.append((dkind, dspec, dslots, set()))
 
-    used_per_par, dused = [], set()
+    used_per_par = []
     paragraphs = []
-    full = long or n_par <= 3  # short articles get fuller paragraphs
-    for role in roles:
-        used = set()
-        paragraphs.append(_build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused,
-                                           full and role != "lead" or long))
-        used_per_par.append(used)
+    if long:
+        prefixes = _sample(rng, DISTRACTOR_PREFIXES, len(distractors))
+        for role in roles:
+            used = set()
+            if role == "distractor":
+                i = sum(r == "distractor" for r in roles[:len(paragraphs)])
+                _, dspec, dslots, dused = distractors[i]
+                paragraphs.append(_long_distractor(rng, prefixes[i], dspec, dslots, dused))
+            else:
+                paragraphs.append(_build_long_paragraph(rng, role, spec, slots, used))
+            used_per_par.append(used)
+        if sum(len(s) for p in paragraphs for s in p) > LONG_MAX_TOKENS:
+            return None
+    else:
+        _, dspec, dslots, dused = distractors[0] if distractors else (None, None, {}, set())
+        full = n_par <= 3  # short articles get fuller paragraphs
+        for role in roles:
+            used = set()
+            paragraphs.append(_build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused,
+                                               full and role != "lead"))
+            used_per_par.append(used)
     used_all = set().union(*used_per_par)
     par_text = [_spaced([t for s in p for t in s]) for p in paragraphs]
     lead_text = par_text[0]
@@ -1837,8 +2373,20 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
                     return True
         return False
 
+    if long:
+        early_text = _spaced([t for p in paragraphs for s in p for t in s][:LATE_FROM])
+
+        def late(t):
+            """States a fact that the article's first LATE_FROM tokens do not state."""
+            return any(slots[n].typ in FACT_TYPES and _spaced(slots[n].toks) not in early_text
+                       for n in t.slots)
+
     main = _choose(rng, spec["sum_main"], available)
-    fig = _choose(rng, spec["sum_figure"], lambda t: available(t) and outside_lead(t))
+    fig = None
+    if long and rng.random() < LATE_SHARE:
+        fig = _choose(rng, spec["sum_figure"], lambda t: available(t) and outside_lead(t) and late(t))
+    if fig is None:
+        fig = _choose(rng, spec["sum_figure"], lambda t: available(t) and outside_lead(t))
     if main is None or fig is None:
         return None
     chosen = [main, fig]
@@ -1853,7 +2401,15 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
                     and any(slots[n].typ in FACT_TYPES for n in t.slots - said)
                     and all(n in core or slots[n].typ == "ent" for n in t.slots & said))
 
-        extra = _choose(rng, spec["sum_extra"], adds_news)
+        extra = None
+        if long and rng.random() < LATE_SHARE:
+            def late_news(t):
+                return adds_news(t) and late(t)
+
+            extra = (_choose(rng, spec["sum_extra"], late_news)
+                     or _choose(rng, spec["sum_figure"], late_news))
+        if extra is None:
+            extra = _choose(rng, spec["sum_extra"], adds_news)
         if extra is None:  # a second figure sentence instead
             extra = _choose(rng, spec["sum_figure"], adds_news)
         if extra is not None:
@@ -1879,19 +2435,20 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
                 entity_tokens.extend(e for e in v.ents if e not in entity_tokens)
     fact_pars = {f: [i for i, p in enumerate(par_text) if f" {f} " in p] for f in key_facts}
     outside = [f for f in key_facts if 0 not in fact_pars[f] and fact_pars[f]]
-    d_used_ents = sorted({e for n in dused for e in dslots[n].ents})
+    d_used_ents = sorted({e for _, _, ds, du in distractors for n in du for e in ds[n].ents})
     if not outside or set(d_used_ents) & set(target) or set(d_used_ents) & main_ents:
         return None
     if any(not fact_pars[f] for f in key_facts):
         return None
     all_ents = {e for n in used_all | sum_used for e in slots[n].ents} | set(d_used_ents)
     d_entities = []
-    for n in sorted(dused):
-        v = dslots[n]
-        if v.typ == "ent":
-            text = " ".join(v.toks)
-            if text not in d_entities:
-                d_entities.append(text)
+    for _, _, ds, du in distractors:
+        for n in sorted(du):
+            v = ds[n]
+            if v.typ == "ent":
+                text = " ".join(v.toks)
+                if text not in d_entities:
+                    d_entities.append(text)
     numbers = []
     for n in sorted(used_all):
         v = slots[n]
@@ -1901,7 +2458,7 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
                 numbers.append(text)
     facts = {
         "event": kind,
-        "distractor_event": dkind,
+        "distractor_event": distractors[0][0] if distractors else None,
         "entities": entities,
         "entity_tokens": entity_tokens,
         "numbers": numbers,
@@ -1914,6 +2471,8 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
         "paragraph_roles": roles,
         "slots": {n: " ".join(slots[n].toks) for n in sorted(used_all)},
     }
+    if long:
+        facts["distractor_events"] = [d[0] for d in distractors]
     return Example.from_document(paragraphs, summary, facts=facts, id=ex_id,
                                  meta={"dataset": "synthnews-long" if long else "synthnews"})
 
@@ -1922,8 +2481,9 @@ MAX_PARAGRAPHS = 3 + len(_OPTIONAL_ROLES)  # lead, figures, distractor and the o
 
 
 def _generate(n, rng, world, min_paragraphs, max_paragraphs, prefix, long=False):
-    if not 2 <= min_paragraphs <= max_paragraphs <= MAX_PARAGRAPHS:
-        raise ValueError(f"need 2 <= min_paragraphs <= max_paragraphs <= {MAX_PARAGRAPHS}, "
+    most = MAX_LONG_PARAGRAPHS if long else MAX_PARAGRAPHS
+    if not 2 <= min_paragraphs <= max_paragraphs <= most:
+        raise ValueError(f"need 2 <= min_paragraphs <= max_paragraphs <= {most}, "
                          f"got {min_paragraphs}, {max_paragraphs}")
     out = []
     for i in range(n):
@@ -1938,14 +2498,19 @@ def _generate(n, rng, world, min_paragraphs, max_paragraphs, prefix, long=False)
     return out
 
 
-def generate(n: int, seed: int = 0, min_paragraphs: int = 3, max_paragraphs: int = 6,
-             *, long: bool = False, world: World | None = None) -> list[Example]:
+def generate(n: int, seed: int = 0, min_paragraphs: int | None = None,
+             max_paragraphs: int | None = None, *, long: bool = False,
+             world: World | None = None) -> list[Example]:
     """``n`` SynthNews examples with ``min_paragraphs`` to ``max_paragraphs`` paragraphs each.
 
     The same seed gives the same examples (and a longer run starts with the shorter one's);
-    the global ``random`` state is neither used nor changed.  ``long`` writes fuller
-    paragraphs (as in "synthnews-long"); ``world`` defaults to ``World(seed)``.
+    the global ``random`` state is neither used nor changed.  ``long`` writes long articles
+    (as in "synthnews-long"; the paragraph range defaults to ``LONG_PARAGRAPHS``, otherwise
+    to 3-6); ``world`` defaults to ``World(seed)``.
     """
+    lo, hi = LONG_PARAGRAPHS if long else (3, 6)
+    min_paragraphs = lo if min_paragraphs is None else min_paragraphs
+    max_paragraphs = hi if max_paragraphs is None else max_paragraphs
     world = world if world is not None else World(seed)
     rng = random.Random(f"synthnews/{seed}/generate")
     return _generate(n, rng, world, min_paragraphs, max_paragraphs, f"synthnews-s{seed}", long)
@@ -1954,11 +2519,12 @@ def generate(n: int, seed: int = 0, min_paragraphs: int = 3, max_paragraphs: int
 def load_synthnews(n_train: int, n_valid: int, n_test: int, seed: int = 0, long: bool = False):
     """(train, valid, test) from one world, each split from its own random stream.
 
-    ``long=True`` gives "synthnews-long": 5-6 paragraph articles with longer paragraphs.
+    ``long=True`` gives "synthnews-long": articles of 9-11 paragraphs, about 800 tokens,
+    whose key facts are spread through the whole article (see the module docstring).
     """
     world = World(seed)
     name = "synthnews-long" if long else "synthnews"
-    lo, hi = (5, 6) if long else (3, 6)
+    lo, hi = LONG_PARAGRAPHS if long else (3, 6)
     splits = []
     for split, n in (("train", n_train), ("valid", n_valid), ("test", n_test)):
         rng = random.Random(f"{name}/{seed}/{split}")
@@ -2069,7 +2635,8 @@ def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size:
       n-grams that are not in the source;
     * ``lead3_rouge``: ROUGE-1/2/Lsum F1 (x100, rouge-score with stemming) of the first three
       source sentences against the reference; ``lead3_fact_recall`` the share of key facts lead-3
-      states (``None`` without facts);
+      states and ``lead400_fact_recall`` the share the first 400 source tokens state (what a
+      model that reads 400 tokens, as See et al. 2017 did, can copy; ``None`` without facts);
     * mean lengths in tokens, paragraphs and sentences.
     """
     from rouge_score import rouge_scorer
@@ -2081,7 +2648,7 @@ def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size:
     novel2, novel1 = [], []
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeLsum"], use_stemmer=True)
     rouge = {"rouge1": 0.0, "rouge2": 0.0, "rougeLsum": 0.0}
-    recalls = []
+    recalls, recalls400 = [], []
     for ex in test:
         ents = set(ex.facts["all_entity_tokens"]) if ex.facts else None
         for t in ex.target:
@@ -2106,6 +2673,7 @@ def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size:
             rouge[k] += scores[k].fmeasure
         if ex.facts and ex.facts.get("key_facts"):
             recalls.append(fact_recall([t for s in lead for t in s], ex.facts))
+            recalls400.append(fact_recall(ex.source[:400], ex.facts))
     n = max(len(test), 1)
 
     def mean(xs):
@@ -2122,6 +2690,7 @@ def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size:
         "novel_unigram_rate": mean(novel1),
         "lead3_rouge": {k: 100.0 * v / n for k, v in rouge.items()},
         "lead3_fact_recall": mean(recalls) if recalls else None,
+        "lead400_fact_recall": mean(recalls400) if recalls400 else None,
         "mean_source_tokens": mean(len(ex.source) for ex in test),
         "mean_summary_tokens": mean(len(ex.target) for ex in test),
         "mean_paragraphs": mean(len(ex.paragraphs or [ex.source]) for ex in test),
