@@ -8,19 +8,41 @@ from __future__ import annotations
 import torch
 
 
+REDUCTIONS = ("token", "sequence")
+
+
+def reduce_tokens(values: torch.Tensor, mask: torch.Tensor, reduction: str = "token") -> torch.Tensor:
+    """Reduce per-token values (batch, steps) over the real tokens (``mask``) of a batch.
+
+    ``"token"``: the mean over all real tokens of the batch, sum_{b,t} v_bt / #tokens (a long
+    sequence weighs more, but the scale does not grow with length); ``"sequence"``: the sum over
+    each sequence's tokens, averaged over the sequences, (1/B) sum_b sum_t v_bt (Paulus et al.
+    2017's convention; the scale grows with length).  Both are (#tokens / B) apart: the mean
+    length of the batch.
+    """
+    mask = mask.to(values.dtype)
+    total = (values * mask).sum()
+    if reduction == "token":
+        return total / mask.sum().clamp_min(1.0)
+    if reduction == "sequence":
+        return total / max(values.size(0), 1)
+    raise ValueError(f"unknown reduction {reduction!r}; choose from {', '.join(REDUCTIONS)}")
+
+
 def sequence_nll(log_probs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor,
-                 unk_id: int = 1) -> torch.Tensor:
+                 unk_id: int = 1, reduction: str = "token") -> torch.Tensor:
     """Mean over real target tokens of -log P(y*_t)  (See et al. 2017, eqs. 6-7).
 
     log_probs (batch, steps, width), targets (batch, steps) in extended ids, mask (batch, steps).
     A target id the model has no column for (an OOV word, for a model that cannot copy)
-    counts as UNK: that is the best such a model can say.
+    counts as UNK: that is the best such a model can say.  ``reduction="sequence"`` gives the
+    sum over each target's tokens averaged over the batch instead (see :func:`reduce_tokens`),
+    the L_ML of Paulus et al. 2017, eq. (14), to mix with a summed RL loss.
     """
     width = log_probs.size(-1)
     targets = torch.where(targets >= width, torch.full_like(targets, unk_id), targets)
     nll = -log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)   # (batch, steps)
-    mask = mask.to(nll.dtype)
-    return (nll * mask).sum() / mask.sum().clamp_min(1.0)
+    return reduce_tokens(nll, mask, reduction)
 
 
 def coverage_loss(attn: torch.Tensor, coverage: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -69,7 +91,7 @@ def semantic_cohesion(states: torch.Tensor, sent_end: torch.Tensor, mask: torch.
 
 
 def self_critical_loss(sample_log_probs: torch.Tensor, sample_mask: torch.Tensor,
-                       sample_reward, greedy_reward) -> torch.Tensor:
+                       sample_reward, greedy_reward, reduction: str = "sequence") -> torch.Tensor:
     """Self-critical policy gradient (Rennie et al. 2017; Paulus et al. 2017; DCA section 3):
 
         L_RL = -(r(y~) - r(y^)) sum_t log p(y~_t | y~_<t, x),  averaged over the batch,
@@ -81,18 +103,83 @@ def self_critical_loss(sample_log_probs: torch.Tensor, sample_mask: torch.Tensor
     included) and True at those steps.  The rewards are numbers: (batch,) for one reward per
     summary, or (batch, steps) per-word returns (the intermediate rewards, see
     :func:`sentence_advantages`); either side may be a float.  They carry no gradient.
+    ``greedy_reward`` is any baseline: the greedy summary's reward, or
+    :func:`leave_one_out_baseline` of the samples' rewards.
+
+    ``reduction``: ``"sequence"`` (default, the equation above: a sum over each sample's words,
+    averaged over the samples) or ``"token"`` (the mean over all sampled words of the batch).
+    Mix it with an MLE term reduced the same way (:func:`sequence_nll`), see :func:`mixed_loss`.
     """
-    lp = sample_log_probs * sample_mask.to(sample_log_probs.dtype)
+    lp = sample_log_probs
     r_s = torch.as_tensor(sample_reward, dtype=lp.dtype, device=lp.device)
     r_g = torch.as_tensor(greedy_reward, dtype=lp.dtype, device=lp.device)
     adv = (r_s - r_g).detach()
     if adv.dim() == 1:
         adv = adv.unsqueeze(1)                                   # one reward for every word
-    return -(adv * lp).sum(dim=1).mean()
+    return reduce_tokens(-adv * lp, sample_mask, reduction)
+
+
+def leave_one_out_baseline(rewards, k: int) -> torch.Tensor:
+    """The leave-one-out baseline of Kool et al. 2019 ("Buy 4 REINFORCE samples, get a baseline
+    for free!"): with k >= 2 samples of every article, the baseline of a sample is the mean
+    reward of the article's k - 1 *other* samples,
+
+        b_i = (1 / (k - 1)) sum_{j != i} r_j = (k r_mean - r_i) / (k - 1),
+
+    so r_i - b_i = k / (k - 1) (r_i - r_mean).  It does not depend on the sample it judges (the
+    gradient stays unbiased), needs no greedy decoding, and, unlike the greedy baseline, is
+    passed by about half of the samples whatever the model's temperature.
+
+    ``rewards``: (k * batch, ...) in the order of ``list(examples) * k`` (the batch repeated k
+    times: row j * batch + b is sample j of article b), as :class:`DCARecipe.rl_loss` draws
+    them; trailing dimensions (per-sentence returns) are averaged element by element.  Returns
+    a float tensor of the same shape.
+    """
+    if k < 2:
+        raise ValueError(f"the leave-one-out baseline needs k >= 2 samples per article, got k={k}")
+    r = torch.as_tensor(rewards)
+    r = r if r.is_floating_point() else r.double()
+    if r.size(0) % k:
+        raise ValueError(f"{r.size(0)} rewards are not k={k} samples of each article")
+    grouped = r.reshape(k, r.size(0) // k, *r.shape[1:])           # (k, batch, ...)
+    base = (grouped.sum(0, keepdim=True) - grouped) / (k - 1)
+    return base.reshape(r.shape)
 
 
 def mixed_loss(rl_loss: torch.Tensor, mle_loss: torch.Tensor, gamma: float) -> torch.Tensor:
-    """L_MIXED = gamma L_RL + (1 - gamma) L_MLE (Paulus et al. 2017; DCA section 3)."""
+    """L_MIXED = gamma L_RL + (1 - gamma) L_MLE (Paulus et al. 2017, eq. 16; DCA section 3, the
+    mixed loss of its self-critical training).
+
+    L_RL is Paulus et al.'s eq. (15) (:func:`self_critical_loss`), L_MLE their eq. (14)
+    (:func:`sequence_nll`); written per token,
+
+        L_RL  = -(1/N~) sum_{b,t} A_b log p(y~_bt | y~_b,<t, x_b)     A_b = r(y~_b) - baseline_b
+        L_MLE = -(1/N*) sum_{b,t} log p(y*_bt | y*_b,<t, x_b)
+
+    with N~, N* the numbers of sampled and of reference tokens (``reduction="token"``), or both
+    the number of sequences (``reduction="sequence"``: Paulus et al.'s sums over tokens).
+    **Both terms must be reduced the same way.**  Then a token weighs gamma |A| in the first
+    and (1 - gamma) in the second whatever the summaries' lengths, and the MLE term's share of
+    the mixed gradient is
+
+        (1 - gamma) ||g_MLE|| / (gamma ||g_RL||)       (g: the gradients of the two terms)
+
+    ``benchmarks/rl_diagnostics.py`` measured, per token, ||g_MLE|| / ||g_RL|| ~ 39 for
+    notebook 07's DCA on SynthNews-long (||g_RL|| ~ 0.034, ||g_MLE|| ~ 1.3; |A| ~ 0.05, and
+    the samples' gradients partly cancel); so the MLE share is ~7% at gamma = 0.9984 (Paulus
+    et al.'s value, the recipe's default), ~4% at 0.999 and ~100% at 0.97, where 40 steps
+    lowered the validation ROUGE-L as much as MLE alone did (results in
+    ``benchmarks/results/rl_diagnostics.md``).  Sums over tokens (``"sequence"``) give the same
+    shares as per-token means when samples and references are about as long; only the overall
+    scale (x the mean length) differs, which Adam mostly ignores but gradient clipping does not.
+
+    Mixing a *summed* L_RL with a *per-token* L_MLE (this library before; ``DCARecipe``'s
+    ``loss_reduction="legacy"``) multiplies the RL side by the mean sample length T: a share of
+    (1 - gamma) ||g_MLE|| / (gamma T ||g_RL||), measured ~3.5% at gamma = 0.97 with T ~ 36 words,
+    halving whenever the summaries double in length.
+
+    This function only weighs: pass it terms reduced alike (``DCARecipe.loss_fn`` does).
+    """
     return gamma * rl_loss + (1.0 - gamma) * mle_loss
 
 
@@ -153,8 +240,14 @@ def _returns(deltas: list, discount: float) -> list[float]:
     return out[::-1]
 
 
+def sentence_returns(tokens, ref_text: str, kind: str = "rougeL", discount: float = 1.0) -> list[float]:
+    """[G_q for every sentence q of ``tokens``], G_q = sum_{q' >= q} discount^(q' - q) r(y_q'),
+    over the intermediate rewards of :func:`intermediate_rewards` (empty for an empty summary)."""
+    return _returns(intermediate_rewards(tokens, ref_text, kind), discount)
+
+
 def sentence_advantages(sample_tokens, greedy_tokens, ref_text: str, kind: str = "rougeL",
-                        discount: float = 1.0) -> list[float]:
+                        discount: float = 1.0, *, sample_returns=None, baseline_returns=None) -> list[float]:
     """Per-word advantages with intermediate (sentence-level) rewards, one for each sampled word
     and one for the final </s> (which belongs to the last sentence).
 
@@ -166,9 +259,15 @@ def sentence_advantages(sample_tokens, greedy_tokens, ref_text: str, kind: str =
     self-critical advantage r(y~) - r(y^)); ``discount=0`` with its own gain only.  Pass the
     result, padded to (batch, steps), as ``sample_reward`` of :func:`self_critical_loss` with
     ``greedy_reward=0``.
+
+    ``sample_returns`` / ``baseline_returns``: the per-sentence returns, when already computed
+    (:func:`sentence_returns`), or for another baseline than a greedy summary (the leave-one-out
+    mean of the other samples' returns); ``greedy_tokens`` and ``ref_text`` are then not read.
     """
-    g_s = _returns(intermediate_rewards(sample_tokens, ref_text, kind), discount) or [0.0]
-    g_g = _returns(intermediate_rewards(greedy_tokens, ref_text, kind), discount)
+    g_s = sample_returns if sample_returns is not None else sentence_returns(sample_tokens, ref_text, kind, discount)
+    g_s = list(g_s) or [0.0]
+    g_g = baseline_returns if baseline_returns is not None else sentence_returns(greedy_tokens, ref_text, kind,
+                                                                                 discount)
     base = lambda q: g_g[q] if q < len(g_g) else 0.0         # noqa: E731
     spans = sentence_spans(sample_tokens) or [(0, 0)]
     out = []

@@ -516,8 +516,8 @@ class PointerGeneratorRecipe(CopyingRecipe):
 # -- Deep Communicating Agents (Celikyilmaz et al. 2018), self-critical RL, semantic cohesion -----
 from .data.agents import collate_agents  # noqa: E402  (this section's own imports)
 from .decoding import sample as sample_decode  # noqa: E402
-from .losses import (mixed_loss, rouge_reward, self_critical_loss, semantic_cohesion,  # noqa: E402
-                     sentence_advantages)
+from .losses import (leave_one_out_baseline, mixed_loss, rouge_reward, self_critical_loss,  # noqa: E402
+                     semantic_cohesion, sentence_advantages, sentence_returns)
 from .models.dca import DCA  # noqa: E402
 
 
@@ -535,7 +535,8 @@ def _add_dca_arguments(parser) -> None:
         ("--context-layers", dict(type=int, default=None, metavar="K", help="dca: contextual encoder layers")),
         ("--rl", dict(action="store_true", default=None,
                       help="dca: self-critical RL mixed with MLE (--gamma); best with --init")),
-        ("--gamma", dict(type=float, default=None, help="dca --rl: weight of the RL loss in the mixed loss")),
+        ("--gamma", dict(type=float, default=None,
+                         help="dca --rl: weight of the RL loss in the mixed loss (default 0.9984)")),
         ("--cohesion", dict(type=float, default=None, metavar="LAMBDA",
                             help="dca: weight of the semantic cohesion loss (0: off)")),
         ("--init", dict(type=str, default=None, metavar="DIR",
@@ -545,7 +546,15 @@ def _add_dca_arguments(parser) -> None:
         ("--intermediate-rewards", dict(action="store_true", default=None,
                                         help="dca --rl: sentence-level (intermediate) rewards")),
         ("--rl-samples", dict(type=int, default=None, metavar="K",
-                              help="dca --rl: summaries sampled per article, each judged against the greedy one")),
+                              help="dca --rl: summaries sampled per article, each judged against the baseline")),
+        ("--baseline", dict(default=None, choices=["greedy", "loo"],
+                            help="dca --rl: the reward baseline: the mean reward of the article's other "
+                                 "samples (loo, Kool et al. 2019, default; needs --rl-samples >= 2) or the "
+                                 "greedy summary's (greedy, Rennie et al. 2017, the DCA paper's)")),
+        ("--loss-reduction", dict(default=None, choices=["token", "sequence", "legacy"],
+                                  help="dca --rl: L_RL and L_MLE both as means over tokens (token, default), "
+                                       "both as sums over each summary's tokens (sequence, Paulus et al.), "
+                                       "or summed L_RL with per-token L_MLE (legacy: before the fix)")),
     ]
     for flag, kwargs in options:
         if flag not in parser._option_string_actions:
@@ -563,20 +572,33 @@ class DCARecipe(CopyingRecipe):
     because every one of its articles is sampled ``rl_samples`` times with the graph kept over
     every decoding step: 32 articles x 4 samples took 11 GB on a CPU, 8 x 4 about 4 GB.  The RL loss samples and decodes greedily outside
     ``model(...)``, so ``--rl`` is meant for one process (not ``torchrun``).
+
+    ``loss_reduction`` says how the two terms of the mixed loss are reduced (see
+    :func:`dca_course.losses.mixed_loss`): ``token`` (default) both per-token means, ``sequence``
+    both sums over tokens averaged over the summaries (Paulus et al.), ``legacy`` the summed
+    L_RL with the per-token L_MLE of earlier versions (the MLE term's weight then shrinks with
+    the summaries' length; ``--loss-reduction legacy --gamma 0.97 --baseline greedy`` is the
+    old default).  ``gamma`` 0.9984 (Paulus et al.'s) leaves the MLE term ~7% of the mixed
+    gradient with ``token``.  ``baseline``: ``loo`` (default), the leave-one-out mean reward of
+    the article's other ``rl_samples`` samples (Kool et al. 2019), or ``greedy``, the greedy
+    summary's reward (Rennie et al. 2017, the DCA paper's).  On notebook 07's model the
+    leave-one-out baseline halved the variance of the RL gradient estimate against the greedy
+    one, is beaten by half of the samples (the greedy one by about a third) and needs no greedy
+    decoding; ``benchmarks/rl_diagnostics.py`` measures both (``benchmarks/results/rl_diagnostics.md``).
     """
 
     data_kinds = ("summaries",)
     profiles = {
         "fast": dict(emb_size=64, hidden_size=128, context_layers=1, agents=3, vocab_size=2000, max_src=400,
                      max_tgt=100, beam_size=4, epochs=6, batch_size=32, lr=2e-3, clip=2.0, rl=False,
-                     rl_epochs=1, rl_lr=1e-4, rl_batch_size=8, rl_train=400, gamma=0.97, cohesion=0.0,
-                     reward="rougeL", intermediate_rewards=False, rl_samples=4, init=None, max_decode=None,
-                     min_decode=None),
+                     rl_epochs=1, rl_lr=1e-4, rl_batch_size=8, rl_train=400, gamma=0.9984, cohesion=0.0,
+                     reward="rougeL", intermediate_rewards=False, rl_samples=4, baseline="loo",
+                     loss_reduction="token", init=None, max_decode=None, min_decode=None),
         "full": dict(emb_size=128, hidden_size=256, context_layers=2, agents=3, vocab_size=50000, max_src=800,
                      max_tgt=100, beam_size=4, epochs=20, batch_size=16, lr=1e-3, clip=2.0, rl=False,
-                     rl_epochs=5, rl_lr=1e-4, rl_batch_size=8, rl_train=None, gamma=0.97, cohesion=0.0,
-                     reward="rougeL", intermediate_rewards=False, rl_samples=4, init=None, max_decode=None,
-                     min_decode=None),
+                     rl_epochs=5, rl_lr=1e-4, rl_batch_size=8, rl_train=None, gamma=0.9984, cohesion=0.0,
+                     reward="rougeL", intermediate_rewards=False, rl_samples=4, baseline="loo",
+                     loss_reduction="token", init=None, max_decode=None, min_decode=None),
     }
 
     def __init__(self, hparams: dict):
@@ -591,6 +613,10 @@ class DCARecipe(CopyingRecipe):
     @classmethod
     def hparams(cls, profile: str, overrides: dict) -> dict:
         hp = super().hparams(profile, overrides)
+        if hp.get("baseline", "greedy") == "loo" and int(hp.get("rl_samples") or 1) < 2:
+            raise SpecError("--baseline loo (the default) needs --rl-samples K with K >= 2 (each sample is "
+                            "judged against the mean of the article's other samples); with one sample per "
+                            "article pass --baseline greedy")
         if hp.get("rl"):
             if overrides.get("epochs") is None:
                 hp["epochs"] = hp["rl_epochs"]
@@ -647,52 +673,138 @@ class DCARecipe(CopyingRecipe):
         return super().train(data, device, out_dir, **kwargs)
 
     # -- losses ----------------------------------------------------------------------------------
-    def loss_fn(self, model, batch):
-        """MLE (+ lam * semantic cohesion); with ``rl``: gamma * L_RL + (1 - gamma) * that."""
+    def reductions(self) -> tuple[str, str]:
+        """(reduction of L_RL, reduction of L_MLE) for ``loss_reduction``."""
+        kind = self.hp.get("loss_reduction") or "token"
+        if kind == "legacy":
+            return "sequence", "token"
+        if kind not in ("token", "sequence"):
+            raise SpecError(f"unknown loss_reduction {kind!r}; choose token, sequence or legacy")
+        return kind, kind
+
+    def mle_loss(self, model, batch, reduction: str = "token"):
+        """L_MLE (+ lam * semantic cohesion) and its stats; ``nll`` is always the per-token mean."""
         out = model(batch)
-        loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
-        stats = {"nll": loss.item()}
+        nll = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        stats = {"nll": nll.item()}
+        loss = nll if reduction == "token" else sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask,
+                                                             reduction=reduction)
         lam = self.hp.get("cohesion") or 0.0
         if lam:
             sem = semantic_cohesion(out["s"], batch.tgt_sent_end, batch.tgt_mask)
             loss = loss + lam * sem
             stats["cohesion"] = sem.item()
-        if self.hp.get("rl"):
-            rl, rl_stats = self.rl_loss(unwrap(model), batch)
-            loss = mixed_loss(rl, loss, self.hp.get("gamma", 0.97))
-            stats.update(rl_stats)
+        if reduction != "token" or lam:
+            stats["mle_loss"] = loss.item()
         return loss, stats
 
-    def rl_loss(self, model, batch):
-        """Self-critical loss of ``rl_samples`` sampled summaries per article, each against the
-        article's greedy summary (rewards: ROUGE).  More samples per article give the gradient
-        both better and worse summaries than greedy to learn from, not mostly worse ones."""
+    def loss_fn(self, model, batch):
+        """MLE (+ lam * semantic cohesion); with ``rl``: gamma * L_RL + (1 - gamma) * that, both
+        terms reduced alike (``loss_reduction``)."""
+        if not self.hp.get("rl"):
+            return self.mle_loss(model, batch)
+        rl_red, mle_red = self.reductions()
+        loss, stats = self.mle_loss(model, batch, mle_red)
+        rl, rl_stats = self.rl_loss(unwrap(model), batch)
+        stats.update(rl_stats)
+        return mixed_loss(rl, loss, self.hp.get("gamma", 0.9984)), stats
+
+    def rl_draw(self, model, batch, greedy_baseline: bool = True) -> dict:
+        """Sample ``rl_samples`` summaries of every article (with their graph) and score them.
+
+        Returns a dict: ``k``; ``lp``, ``mask`` (k * batch, steps), the log-probability of every
+        sampled word (the final </s> included) and True at those steps, rows in the order of
+        ``list(batch.examples) * k``; ``samples`` (token lists), ``refs`` (reference texts),
+        ``r_sample`` (k * batch,) their rewards; with ``greedy_baseline`` also ``greedy`` and
+        ``r_greedy`` (k * batch,), the article's greedy summary and its reward, repeated k times.
+        The greedy summary is decoded in eval mode (no dropout: what the model would output at
+        test time), the samples in the mode the model is in (training: the policy trained)."""
         vocab, kind = self._vocab, self.hp.get("reward") or "rougeL"
         max_len = self._decode_len("max_decode", 100)
         k = max(int(self.hp.get("rl_samples") or 1), 1)
-        baseline = greedy(model, batch, max_len)                          # y^, no gradient
-        drawn_from = batch if k == 1 else self.make_batch(list(batch.examples) * k, vocab).to(batch.src.device)
+        out = {"k": k}
+        if greedy_baseline:
+            was_training = model.training
+            model.eval()
+            try:
+                baseline = greedy(model, batch, max_len)                  # y^, no gradient
+            finally:
+                model.train(was_training)
+            # strip=False keeps one token per id, so per-word rewards line up with the log-probs
+            g_once = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(baseline.ids, batch.oovs)]
+            out["greedy"] = g_once * k                                    # drawn_from repeats the batch k times
+            out["r_greedy"] = [rouge_reward(g, ex.summary_text(), kind) for g, ex in zip(g_once, batch.examples)] * k
+        drawn_from = batch if k == 1 else self.make_batch(list(batch.examples) * k, self._vocab).to(batch.src.device)
         drawn = sample_decode(model, drawn_from, max_len, grad=True)      # y~, with its graph
-        refs = [ex.summary_text() for ex in drawn_from.examples]
-        # strip=False keeps one token per id, so per-word rewards line up with the log-probs
-        s_toks = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(drawn.ids, drawn_from.oovs)]
-        g_once = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(baseline.ids, batch.oovs)]
-        g_toks = g_once * k                                               # drawn_from repeats the batch k times
-        lp = drawn.log_probs                                              # (batch, steps), </s> included
+        out["refs"] = [ex.summary_text() for ex in drawn_from.examples]
+        out["samples"] = [vocab.decode(ids, oovs, strip=False) for ids, oovs in zip(drawn.ids, drawn_from.oovs)]
+        lp = drawn.log_probs                                              # (k * batch, steps), </s> included
         steps = lp.size(1)
-        mask = lengths_to_mask([min(len(ids) + 1, steps) for ids in drawn.ids], steps).to(lp.device)
-        r_s = [rouge_reward(s, ref, kind) for s, ref in zip(s_toks, refs)]
-        r_g = [rouge_reward(g, ex.summary_text(), kind) for g, ex in zip(g_once, batch.examples)] * k
-        if self.hp.get("intermediate_rewards"):
-            adv = torch.zeros(lp.shape, dtype=lp.dtype)
-            for b, (s, g, ref) in enumerate(zip(s_toks, g_toks, refs)):
+        out["lp"] = lp
+        out["mask"] = lengths_to_mask([min(len(ids) + 1, steps) for ids in drawn.ids], steps).to(lp.device)
+        out["r_sample"] = [rouge_reward(s, ref, kind) for s, ref in zip(out["samples"], out["refs"])]
+        return out
+
+    def rl_advantages(self, draw: dict, baseline: str = "greedy") -> torch.Tensor:
+        """Advantages of the samples of :meth:`rl_draw` against ``baseline`` (``greedy`` or
+        ``loo``): (k * batch,) r(y~) - b, or with ``intermediate_rewards`` (k * batch, steps)
+        per-word sentence returns less the baseline's return from the same sentence."""
+        lp, k = draw["lp"], draw["k"]
+        if not self.hp.get("intermediate_rewards"):
+            r_s = torch.tensor(draw["r_sample"], dtype=torch.float64)
+            base = (torch.tensor(draw["r_greedy"], dtype=torch.float64) if baseline == "greedy"
+                    else leave_one_out_baseline(r_s, k))
+            return (r_s - base).to(lp.dtype).to(lp.device)
+        kind, steps = self.hp.get("reward") or "rougeL", lp.size(1)
+        adv = torch.zeros(lp.shape, dtype=lp.dtype)
+        if baseline == "greedy":
+            for b, (s, g, ref) in enumerate(zip(draw["samples"], draw["greedy"], draw["refs"])):
                 row = sentence_advantages(s, g, ref, kind)[:steps]
                 adv[b, : len(row)] = torch.tensor(row, dtype=lp.dtype)
-            loss = self_critical_loss(lp, mask, adv.to(lp.device), 0.0)
-        else:
-            loss = self_critical_loss(lp, mask, r_s, r_g)
-        return loss, {"rl_loss": loss.item(), "reward_sample": metrics.mean(r_s),
-                      "reward_greedy": metrics.mean(r_g)}
+            return adv.to(lp.device)
+        # leave-one-out, sentence by sentence: sentence q of a sample against the mean return
+        # from sentence q of the article's other samples (0 where one has no sentence q)
+        returns = [sentence_returns(s, ref, kind) for s, ref in zip(draw["samples"], draw["refs"])]
+        width = max(max(len(g) for g in returns), 1)
+        table = torch.zeros(len(returns), width, dtype=torch.float64)
+        for b, g in enumerate(returns):
+            table[b, : len(g)] = torch.tensor(g, dtype=torch.float64)
+        base = leave_one_out_baseline(table, k)
+        for b, s in enumerate(draw["samples"]):
+            base_b = base[b, : len(returns[b])].tolist() or [0.0]
+            g_b = returns[b] or [0.0]
+            row = sentence_advantages(s, None, "", kind, sample_returns=g_b, baseline_returns=base_b)[:steps]
+            adv[b, : len(row)] = torch.tensor(row, dtype=lp.dtype)
+        return adv.to(lp.device)
+
+    def rl_loss(self, model, batch):
+        """Self-critical loss of ``rl_samples`` sampled summaries per article, each against the
+        baseline (``loo``: the mean reward of the article's other samples; ``greedy``: the
+        article's greedy summary, decoded in eval mode), rewards ROUGE, reduced as
+        ``loss_reduction`` says.  More samples per article give the gradient
+        both better and worse summaries than the baseline to learn from, not mostly worse ones.
+
+        Stats: ``rl_loss``, ``reward_sample``, ``reward_greedy`` (greedy baseline only),
+        ``adv_positive`` (the fraction of samples that beat their baseline) and ``entropy``
+        (-log p of the sampled words, per word: an estimate of the policy's entropy)."""
+        k = max(int(self.hp.get("rl_samples") or 1), 1)
+        baseline = self.hp.get("baseline") or ("loo" if k >= 2 else "greedy")
+        if baseline not in ("greedy", "loo"):
+            raise SpecError(f"unknown baseline {baseline!r}; choose greedy or loo")
+        if baseline == "loo" and k < 2:
+            raise SpecError("the leave-one-out baseline needs rl_samples >= 2")
+        rl_red, _ = self.reductions()
+        draw = self.rl_draw(model, batch, greedy_baseline=baseline == "greedy")
+        adv = self.rl_advantages(draw, baseline)
+        lp, mask = draw["lp"], draw["mask"]
+        loss = self_critical_loss(lp, mask, adv, 0.0, reduction=rl_red)
+        per_sample = adv if adv.dim() == 1 else adv[:, 0]       # with intermediate rewards: the first word's
+        stats = {"rl_loss": loss.item(), "reward_sample": metrics.mean(draw["r_sample"]),
+                 "adv_positive": float((per_sample > 0).double().mean()),
+                 "entropy": float(-(lp.detach() * mask).sum() / mask.sum().clamp_min(1))}
+        if "r_greedy" in draw:
+            stats["reward_greedy"] = metrics.mean(draw["r_greedy"])
+        return loss, stats
 
 
 # -- Dynamic Memory Networks on bAbI (notebook 03) ----------------------------------------------

@@ -428,10 +428,193 @@ def test_rl_profile_uses_its_own_batch_size_and_k_samples_share_one_greedy_basel
     vocab, batch, model = _setup(context_layers=1)
     stats = {}
     for k in (1, 3):
-        recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl_samples=k, max_decode=6))
+        recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl_samples=k, max_decode=6, baseline="greedy"))
         recipe._vocab = vocab
         seed_everything(0)
         loss, stats[k] = recipe.rl_loss(model, batch)
         assert torch.isfinite(loss) and loss.requires_grad
     # the greedy summaries (the baseline) do not depend on how many samples each article gets
     assert stats[1]["reward_greedy"] == pytest.approx(stats[3]["reward_greedy"])
+
+
+# -- the mixed loss: consistent reductions, the leave-one-out baseline, the greedy baseline's mode --
+def test_reductions_token_and_sequence_on_hand_numbers():
+    from dca_course.losses import sequence_nll
+
+    # two sequences, 3 and 1 real tokens, with -log p = 1, 2, 3 and 4 (padding: 9)
+    nll = torch.tensor([[1.0, 2.0, 3.0], [4.0, 9.0, 9.0]])
+    mask = torch.tensor([[True, True, True], [True, False, False]])
+    log_probs = torch.stack([-nll, torch.zeros_like(nll)], -1)               # target 0 has log p = -nll
+    targets = torch.zeros(2, 3, dtype=torch.long)
+    assert sequence_nll(log_probs, targets, mask).item() == pytest.approx(10 / 4)                  # per token
+    assert sequence_nll(log_probs, targets, mask, reduction="sequence").item() == pytest.approx(10 / 2)
+    # the self-critical loss: advantages 0.5 and -1 on the same log-probabilities
+    sc = lambda red: self_critical_loss(-nll, mask, [0.5, -1.0], [0.0, 0.0], reduction=red).item()  # noqa: E731
+    assert sc("sequence") == pytest.approx((0.5 * 6 - 1.0 * 4) / 2)        # the default, eq. (15) of Paulus et al.
+    assert sc("token") == pytest.approx((0.5 * 6 - 1.0 * 4) / 4)
+    assert self_critical_loss(-nll, mask, [0.5, -1.0], [0.0, 0.0]).item() == pytest.approx(sc("sequence"))
+    with pytest.raises(ValueError, match="reduction"):
+        sequence_nll(log_probs, targets, mask, reduction="mean")
+
+
+def _mixed_terms(recipe, repeat):
+    """L_RL and L_MLE of the recipe's loss_fn on one article whose summary (and sampled words)
+    are a 2-word pattern repeated ``repeat`` times, every word with log p = log 0.5."""
+    T = 2 * repeat + 1                                                      # the words and </s>
+    lp = torch.full((1, T), float(torch.log(torch.tensor(0.5))))
+    mask = torch.ones(1, T, dtype=torch.bool)
+    rl_red, mle_red = recipe.reductions()
+    rl = self_critical_loss(lp, mask, [0.3], [0.1], reduction=rl_red)
+    log_probs = torch.log(torch.full((1, T, 4), 0.25)).clone()
+    log_probs[..., 0] = torch.log(torch.tensor(0.5))
+    from dca_course.losses import sequence_nll
+    mle = sequence_nll(log_probs, torch.zeros(1, T, dtype=torch.long), mask, reduction=mle_red)
+    return rl.item(), mle.item()
+
+
+@pytest.mark.parametrize("reduction", ["token", "sequence"])
+def test_mixed_loss_terms_keep_their_balance_when_summaries_get_longer(reduction):
+    """Doubling every summary's length (the same words repeated) must not change the ratio of
+    L_RL to L_MLE: the weighting of the two terms is gamma : 1 - gamma whatever the length.
+    Before the fix L_RL summed over the words and L_MLE averaged them: the ratio doubled."""
+    from dca_course.recipes import DCARecipe
+
+    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, loss_reduction=reduction))
+    assert DCARecipe.profiles["fast"]["loss_reduction"] == "token"
+    short, long = _mixed_terms(recipe, 5), _mixed_terms(recipe, 10)
+    assert short[0] / short[1] == pytest.approx(long[0] / long[1])
+    legacy = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, loss_reduction="legacy"))
+    short, long = _mixed_terms(legacy, 5), _mixed_terms(legacy, 10)
+    assert long[0] / long[1] == pytest.approx(short[0] / short[1] * 21 / 11)   # what the old code did
+
+
+def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
+    """The recipe's mixed loss on a real batch: with the per-token reduction L_RL is the mean of
+    -A log p over the sampled words (not their sum per summary)."""
+    from dca_course.recipes import DCARecipe
+
+    vocab, batch, model = _setup(context_layers=1)
+    seen = {}
+    real = DCARecipe.rl_advantages
+
+    def spy(self, draw, baseline="greedy"):
+        adv = real(self, draw, baseline)
+        seen.update(lp=draw["lp"].detach(), mask=draw["mask"], adv=adv)
+        return adv
+
+    monkeypatch.setattr(DCARecipe, "rl_advantages", spy)
+    for reduction in ("token", "sequence", "legacy"):
+        recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, max_decode=6, gamma=0.5,
+                                loss_reduction=reduction, baseline=("greedy", "loo")[reduction == "token"]))
+        recipe._vocab = vocab
+        seed_everything(0)
+        loss, stats = recipe.loss_fn(model, batch)
+        terms = -(seen["adv"][:, None] * seen["lp"] * seen["mask"]).sum()
+        per_token = terms / seen["mask"].sum() if reduction == "token" else terms / seen["lp"].size(0)
+        assert stats["rl_loss"] == pytest.approx(per_token.item(), rel=1e-5, abs=1e-7)
+        mle = stats.get("mle_loss", stats["nll"])
+        if reduction == "sequence":
+            assert mle == pytest.approx(stats["nll"] * batch.tgt_mask.sum().item() / batch.size, rel=1e-5)
+        else:
+            assert mle == pytest.approx(stats["nll"])
+        assert loss.item() == pytest.approx(0.5 * stats["rl_loss"] + 0.5 * mle, rel=1e-5, abs=1e-7)
+
+
+def test_leave_one_out_baseline_on_hand_numbers():
+    from dca_course.losses import leave_one_out_baseline
+
+    # two articles (a, b), k = 3 samples each, in the order of list(examples) * k: a b a b a b
+    rewards = [0.3, 0.0, 0.6, 0.4, 0.0, 0.2]
+    base = leave_one_out_baseline(rewards, 3)
+    assert base.tolist() == pytest.approx([0.3, 0.3, 0.15, 0.1, 0.45, 0.2])
+    # r - b = k / (k - 1) (r - mean): the advantages of an article sum to 0
+    adv = torch.tensor(rewards, dtype=base.dtype) - base
+    assert adv[0::2].sum().item() == pytest.approx(0, abs=1e-6) and adv[1::2].sum().item() == pytest.approx(0, abs=1e-6)
+    # per-sentence returns (rows: samples, columns: sentences), averaged column by column
+    table = torch.tensor([[0.2, 0.1], [0.4, 0.0], [0.0, 0.0], [0.6, 0.3]])
+    expected = torch.tensor([[0.0, 0.0], [0.6, 0.3], [0.2, 0.1], [0.4, 0.0]])
+    assert torch.allclose(leave_one_out_baseline(table, 2), expected)
+    with pytest.raises(ValueError, match="k >= 2"):
+        leave_one_out_baseline([0.3, 0.4], 1)
+    with pytest.raises(ValueError, match="k=2"):
+        leave_one_out_baseline([0.3, 0.4, 0.5], 2)
+
+
+@pytest.mark.parametrize("intermediate", [False, True])
+def test_recipe_leave_one_out_baseline_needs_no_greedy_summary(intermediate):
+    from dca_course.losses import leave_one_out_baseline
+    from dca_course.recipes import DCARecipe, SpecError
+
+    with pytest.raises(SpecError, match="rl-samples"):
+        DCARecipe.hparams("fast", {"rl": True, "rl_samples": 1})             # loo is the default
+    assert DCARecipe.hparams("fast", {"rl": True, "rl_samples": 1, "baseline": "greedy"})["baseline"] == "greedy"
+    assert (DCARecipe.profiles["fast"]["baseline"], DCARecipe.profiles["fast"]["gamma"]) == ("loo", 0.9984)
+    vocab, batch, model = _setup(context_layers=1)
+    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=3, max_decode=6, baseline="loo",
+                            intermediate_rewards=intermediate))
+    recipe._vocab = vocab
+    seed_everything(0)
+    draw = recipe.rl_draw(model, batch, greedy_baseline=False)
+    assert "r_greedy" not in draw and draw["lp"].size(0) == 3 * batch.size
+    adv = recipe.rl_advantages(draw, "loo")
+    r = torch.tensor(draw["r_sample"], dtype=torch.float64)
+    plain = (r - leave_one_out_baseline(r, 3)).float()
+    assert torch.allclose(adv if not intermediate else adv[:, 0], plain, atol=1e-6)   # the first word's return
+    loss, stats = recipe.rl_loss(model, batch)
+    assert torch.isfinite(loss) and loss.requires_grad and "reward_greedy" not in stats
+    assert 0 <= stats["adv_positive"] <= 1 and stats["entropy"] > 0
+
+
+def test_greedy_baseline_is_decoded_in_eval_mode_and_the_mode_is_restored(monkeypatch):
+    """The greedy summary is the model's test-time output: dropout off.  The samples are drawn
+    from the policy being trained (train mode), and the model is left in the mode it was in."""
+    from dca_course.recipes import DCARecipe
+
+    vocab, batch, model = _setup(context_layers=1)
+    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, max_decode=4, baseline="greedy"))
+    recipe._vocab = vocab
+    modes = []
+    real_step = model.step
+
+    def step(*args, **kwargs):
+        modes.append((torch.is_grad_enabled(), model.training))    # greedy: no grad; sampling: grad
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(model, "step", step)
+    for start in (True, False):
+        model.train(start)
+        modes.clear()
+        recipe.rl_loss(model, batch)
+        greedy_modes = {training for grad, training in modes if not grad}
+        sample_modes = {training for grad, training in modes if grad}
+        assert greedy_modes == {False}, "the greedy baseline must be decoded in eval mode"
+        assert sample_modes == {start}
+        assert model.training is start
+
+
+def test_rl_diagnostics_script_runs_on_a_tiny_model():
+    """benchmarks/rl_diagnostics.py's core function, two steps on the hand-made articles."""
+    import importlib.util
+
+    from dca_course.recipes import DCARecipe
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "rl_diagnostics.py"
+    spec = importlib.util.spec_from_file_location("rl_diagnostics", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    vocab, _, model = _setup(context_layers=1)
+    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, rl_batch_size=3, max_decode=5))
+    recipe._vocab = vocab
+    before = [p.detach().clone() for p in model.parameters()]
+    res = bench.diagnose(recipe, model, _examples(), steps=2, gamma=0.9984, reduction="token", baseline="loo",
+                         variance_draws=2, variance_at=("first",), valid=_examples()[:2])
+    assert len(res["steps"]) == 2 and set(res["variance"]) == {"first"}
+    row = res["steps"][0]
+    for key in ("reward_sample", "reward_greedy", "pos_greedy", "pos_loo", "g_rl", "g_mle", "entropy"):
+        assert row[key] == row[key]                                    # measured (not NaN)
+    assert row["g_rl_tok"] == pytest.approx(row["g_rl"]) and row["g_mle_tok"] == pytest.approx(row["g_mle"])
+    assert set(res["variance"]["first"]) == {"draws", "none", "greedy", "loo"}
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))   # it took steps
+    res["summary"] = bench.summarise(res)
+    assert "leave-one-out" in bench.table([res]) and 0 <= res["valid"]["after"] <= 1
+    assert len(res["valid"]["scores_after"]) == 2 and "se" in res["valid"]["change"]
