@@ -15,19 +15,25 @@ The decoder cannot be one fused LSTM call in the real model: with input feeding 
 it runs step by step.  The floor here feeds it the embeddings instead, which is what makes it a
 floor.  A third time, the same layers with the decoder run one LSTM cell step at a time,
 shows how much of the distance that costs.  Batches are the recipe's (16 articles of similar
-lengths, 400/100 tokens).  Prints the times per step, the ratio, and one line of JSON
-(``--out FOLDER`` also writes it to ``lstm_limit_{profile}.json`` there).
+lengths, 400/100 tokens).
+
+The three are timed in turns, ``--rounds`` times over the same batches, so that the load of a
+shared machine falls on all of them alike; each time is the fastest round's mean per step (the
+least disturbed), and the medians are printed beside.  Prints the times per step, the ratio,
+and one line of JSON (``--out FOLDER`` also writes it to ``lstm_limit_{profile}.json`` there).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
 import torch
 
 import dca_course
+from dca_course.nn.attention import reference_code
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_throughput import StepTimer, length_bucketed_batches, time_per_call  # noqa: E402
@@ -44,10 +50,15 @@ def lstm_floor(hp: dict, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
-    parser.add_argument("--steps", type=int, default=10, help="timed steps (after 2 warm-up steps)")
+    parser.add_argument("--steps", type=int, default=10, help="timed steps per round (after 2 warm-up steps)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the three timings, in turns")
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--no-input-feeding", action="store_true",
+                        help="the pointer-generator without input feeding (its decoder LSTM runs fused)")
+    parser.add_argument("--reference", action="store_true",
+                        help="time the straightforward code (dca_course.nn.attention.reference_code)")
     parser.add_argument("--out", type=Path, default=None, help="write lstm_limit_{profile}.json here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -57,11 +68,11 @@ def main(argv=None) -> dict:
     from dca_course.data.synthnews import load_synthnews
 
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
-    timer = StepTimer(train, args.profile, {}, coverage=True, device=device)
+    overrides = {"input_feeding": False} if args.no_input_feeding else {}
+    timer = StepTimer(train, args.profile, overrides, coverage=True, device=device)
     hp = timer.hp
     groups = length_bucketed_batches(train, hp["batch_size"])[: args.steps + 2]
     batches = [timer.recipe.make_batch(g, timer.vocab).to(device) for g in groups]
-    model_step = time_per_call(timer.step, batches, device)
 
     encoder, decoder = lstm_floor(hp, device)
     E = hp["emb_size"]
@@ -87,20 +98,34 @@ def main(argv=None) -> dict:
             dec_out, _ = decoder(x_tgt)
         (enc_out.sum() + dec_out.sum()).backward()
 
-    lstm_step = time_per_call(layers_step, shapes, device)
-    stepwise = time_per_call(lambda shape: layers_step(shape, stepwise=True), shapes, device)
+    timings = {"model": [], "lstm": [], "stepwise": []}
+    def time_model():
+        with reference_code(args.reference):
+            return time_per_call(timer.step, batches, device)
+
+    runs = {"model": time_model,
+            "lstm": lambda: time_per_call(layers_step, shapes, device),
+            "stepwise": lambda: time_per_call(lambda shape: layers_step(shape, stepwise=True), shapes, device)}
+    for _ in range(args.rounds):
+        for name, run in runs.items():
+            timings[name].append(run())
+    model_step, lstm_step, stepwise = (min(timings[k]) for k in ("model", "lstm", "stepwise"))
+    medians = {k: round(1000 * statistics.median(v), 1) for k, v in timings.items()}
     backend = ("cuDNN " + str(torch.backends.cudnn.version())) if device.type == "cuda" else "CPU kernels"
     result = {"device": device.type, "backend": backend, "threads": args.threads, "profile": args.profile,
               "batch_size": hp["batch_size"], "emb_size": E, "hidden_size": hp["hidden_size"],
               "vocab_size": len(timer.vocab), "steps": args.steps,
               "model_step_ms": round(1000 * model_step, 1), "lstm_layers_ms": round(1000 * lstm_step, 1),
               "lstm_stepwise_decoder_ms": round(1000 * stepwise, 1),
-              "ratio": round(model_step / lstm_step, 2)}
+              "ratio": round(model_step / lstm_step, 2), "rounds": args.rounds,
+              "median_ms": medians, "median_ratio": round(medians["model"] / medians["lstm"], 2),
+              "fast_path": not args.reference, "input_feeding": not args.no_input_feeding}
     print(f"pointer-generator + coverage, {args.profile} sizes, batch {hp['batch_size']}, {device.type} ({backend}):")
     print(f"  full training step:            {1000 * model_step:8.1f} ms")
     print(f"  its LSTM layers alone (fused): {1000 * lstm_step:8.1f} ms")
     print(f"  the same, decoder step by step: {1000 * stepwise:7.1f} ms  ({stepwise / lstm_step:.2f}x the fused layers)")
-    print(f"  distance from the limit:       {model_step / lstm_step:8.2f}x")
+    print(f"  distance from the limit:       {model_step / lstm_step:8.2f}x  (fastest of {args.rounds} rounds; "
+          f"medians {medians['model']} / {medians['lstm']} ms: {result['median_ratio']:.2f}x)")
     print(json.dumps(result, sort_keys=True))
     if args.out:
         from dca_course.train import write_json

@@ -326,6 +326,8 @@ def _cnndm(arg: str, profile: str, seed: int) -> Dataset:
 
 def _add_copying_arguments(parser) -> None:
     """Options of the copying recipes, added once to the ``train`` parser that all recipes share."""
+    import argparse
+
     options = [
         ("--coverage", dict(action="store_true", default=None,
                             help="pointer-generator: add coverage (See et al. eqs. 10-13)")),
@@ -335,13 +337,17 @@ def _add_copying_arguments(parser) -> None:
                                         "after --epochs without it (0: coverage from the start)")),
         ("--no-pointer", dict(dest="pointer", action="store_false", default=None,
                               help="pointer-generator: the paper's baseline (no copying)")),
+        ("--input-feeding", dict(action=argparse.BooleanOptionalAction, default=None,
+                                 help="pointer-generator: feed the previous context to the decoder LSTM "
+                                      "(See et al.'s code; default on); --no-input-feeding runs the "
+                                      "decoder LSTM fused over the summary, faster to train")),
         ("--beam-size", dict(type=int, default=None, help="beam width for evaluation (1: greedy)")),
         ("--vocab-size", dict(type=int, default=None, help="vocabulary size (most frequent training words)")),
         ("--max-decode", dict(type=int, default=None, help="longest output when decoding")),
         ("--min-decode", dict(type=int, default=None, help="shortest output when beam decoding")),
     ]
     for flag, kwargs in options:
-        if flag not in parser._option_string_actions:
+        if flag not in parser._option_string_actions and "--no-" + flag[2:] not in parser._option_string_actions:
             parser.add_argument(flag, **kwargs)
 
 
@@ -478,16 +484,18 @@ class PointerGeneratorRecipe(CopyingRecipe):
     profiles = {
         "fast": dict(emb_size=64, hidden_size=64, attn_size=64, vocab_size=2000, max_src=400, max_tgt=100,
                      beam_size=4, epochs=3, batch_size=16, lr=3e-3, clip=2.0, bucket=True, coverage=False,
-                     coverage_weight=1.0, coverage_epochs=1, pointer=True, max_decode=None, min_decode=None),
-        "full": dict(_PAPER_SIZES, attn_size=None, epochs=20, batch_size=16, lr=1e-3, clip=2.0, bucket=True,
-                     coverage=False, coverage_weight=1.0, coverage_epochs=1, pointer=True, max_decode=None,
+                     coverage_weight=1.0, coverage_epochs=1, pointer=True, input_feeding=True, max_decode=None,
                      min_decode=None),
+        "full": dict(_PAPER_SIZES, attn_size=None, epochs=20, batch_size=16, lr=1e-3, clip=2.0, bucket=True,
+                     coverage=False, coverage_weight=1.0, coverage_epochs=1, pointer=True, input_feeding=True,
+                     max_decode=None, min_decode=None),
     }
 
     def build_model(self, vocab):
         return PointerGenerator(len(vocab), self.hp["emb_size"], self.hp["hidden_size"],
                                 attn_size=self.hp.get("attn_size"), coverage=False,
-                                pointer=self.hp.get("pointer", True))
+                                pointer=self.hp.get("pointer", True),
+                                input_feeding=self.hp.get("input_feeding", True))
 
     def model_from_config(self, config):
         return PointerGenerator(**config)
@@ -557,7 +565,7 @@ def _add_dca_arguments(parser) -> None:
                                        "or summed L_RL with per-token L_MLE (legacy: before the fix)")),
     ]
     for flag, kwargs in options:
-        if flag not in parser._option_string_actions:
+        if flag not in parser._option_string_actions and "--no-" + flag[2:] not in parser._option_string_actions:
             parser.add_argument(flag, **kwargs)
 
 

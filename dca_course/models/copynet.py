@@ -41,7 +41,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..nn.attention import AdditiveAttention
+from ..nn.attention import AdditiveAttention, step_keys
 from .pointer_generator import BiRNNEncoder, decoder_inputs, oov_slots, safe_log, teacher_forcing
 
 
@@ -106,7 +106,7 @@ class CopyNet(nn.Module):
         back_first = last[:, keys.size(-1) // 2:]                              # <-h_1
         B, S = batch.src.shape
         return {
-            "keys": keys,
+            "keys": step_keys(keys),                                           # see nn.attention
             "proj_keys": self.attention.project_keys(keys),
             "copy_keys": torch.tanh(self.W_c(keys)),                           # sigma(h_j^T W_c), once
             "mask": batch.src_mask,

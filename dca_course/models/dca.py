@@ -100,8 +100,8 @@ def agent_messages(last: torch.Tensor, agent_mask: torch.Tensor) -> torch.Tensor
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
     """Eq. (15): P(w) = sum_a g_a P^a(w).  p_agents (batch, agents, width), agent_attn
-    (batch, agents) -> (batch, width)."""
-    return torch.bmm(agent_attn.unsqueeze(1), p_agents).squeeze(1)
+    (batch, agents) -> (batch, width); or (batch, T, agents, ...) for all steps at once."""
+    return torch.matmul(agent_attn.unsqueeze(-2), p_agents).squeeze(-2)
 
 
 class MessageFunction(nn.Module):
@@ -242,11 +242,16 @@ class DCA(nn.Module):
             "oov_mask": oov_slots(batch),                                       # (B, n_oov)
         }
 
-    def step(self, y_prev: torch.Tensor, state: dict):
-        """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
+    def embed(self, y_prev: torch.Tensor) -> torch.Tensor:
+        """E y_{t-1} for extended ids ``y_prev`` (any shape; ids >= V are read as UNK)."""
+        return self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))
+
+    def recur(self, emb: torch.Tensor, state: dict):
+        """The part of a step that the next step needs: the decoder LSTM, word attention in every
+        agent and agent attention (eqs. 7-10).  ``emb`` (batch, emb) is E y_{t-1}.  Returns the
+        new state and what :meth:`readout` needs (batch, ...)."""
         keys, mask = state["keys"], state["mask"]
         B, M, L, H = keys.shape
-        emb = self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))   # (B, E)
         x = torch.cat([emb, state["context"]], dim=-1)                               # x_t
         s, c = self.cell(x, (state["h"], state["c"]))                                # s_t
         # word attention inside every agent: agents as a batch dimension
@@ -256,18 +261,31 @@ class DCA(nn.Module):
             projected_keys=state["proj_keys"].reshape(B * M, L, -1))               # eqs. (7), (8)
         ctx_a = ctx_a.view(B, M, H)                                                  # c_a^t
         context, agent_attn = self.agent_attention(s, ctx_a, state["agent_mask"])   # eqs. (9), (10)
-        feats = [s, context, state["context"]] if self.contextual else [s, context]
+        carried = {"s": s, "x": x, "context": context, "prev_context": state["context"], "ctx_a": ctx_a,
+                   "word_attn": word_attn.view(B, M, L), "agent_attn": agent_attn}
+        return {**state, "h": s, "c": c, "context": context}, carried
+
+    def readout(self, r: dict, state: dict):
+        """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
+        P_voc (eq. 11 / 12), p_gen (eq. 13), each agent's distribution (eq. 14) and their mix
+        (eq. 15).  Returns ``(log P, info)``."""
+        s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
+        M = ctx_a.size(-2)
+        feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
         p_vocab = torch.softmax(self.out(self.out_hidden(torch.cat(feats, -1))), -1)   # eq. (12) / (11)
-        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat(
-            [ctx_a, s.unsqueeze(1).expand(B, M, H), x.unsqueeze(1).expand(B, M, x.size(-1))], -1)))  # eq. (13)
-        W = self.vocab_size + state["oov_mask"].size(1)
-        p_agents = final_distribution(
-            p_vocab.unsqueeze(1).expand(B, M, -1).reshape(B * M, -1), word_attn,
-            p_gen.reshape(B * M, 1), state["src_ext"].reshape(B * M, L), W - self.vocab_size)   # eq. (14)
-        probs = mix_agents(p_agents.view(B, M, W), agent_attn)                                  # eq. (15)
-        info = {"word_attn": word_attn.view(B, M, L), "agent_attn": agent_attn,
-                "p_gen": p_gen.squeeze(-1), "s": s}
-        return safe_log(probs), {**state, "h": s, "c": c, "context": context}, info
+        per_agent = lambda t: t.unsqueeze(-2).expand(t.shape[:-1] + (M, t.size(-1)))   # noqa: E731
+        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s), per_agent(x)], -1)))  # eq. (13)
+        n_oov = state["oov_mask"].size(1)
+        p_agents = final_distribution(per_agent(p_vocab), word_attn, p_gen, state["src_ext"], n_oov)  # eq. (14)
+        probs = mix_agents(p_agents, agent_attn)                                                 # eq. (15)
+        info = {"word_attn": word_attn, "agent_attn": agent_attn, "p_gen": p_gen.squeeze(-1), "s": s}
+        return safe_log(probs), info
+
+    def step(self, y_prev: torch.Tensor, state: dict):
+        """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
+        new_state, r = self.recur(self.embed(y_prev), state)
+        log_probs, info = self.readout(r, new_state)
+        return log_probs, new_state, info
 
     def forward(self, batch) -> dict:
         """Teacher forcing.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``

@@ -379,11 +379,13 @@ class DMN(nn.Module):
     def episode(self, c: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         """e^i: the gated GRU (DMN) or attention-GRU (DMN+) run over the facts; (batch, H)."""
         h = c.new_zeros(c.size(0), self.hidden_size)
-        for t in range(c.size(1)):
+        # unbind, not c[:, t]: the backward of each c[:, t] would write a zero gradient for all
+        # the facts, once per fact
+        for c_t, g_t in zip(c.unbind(1), g.unbind(1)):
             if self.variant == "dmn+":
-                h = self.episode_cell(c[:, t], h, g[:, t])
+                h = self.episode_cell(c_t, h, g_t)
             else:
-                h = gated_gru_step(self.episode_cell, c[:, t], h, g[:, t])
+                h = gated_gru_step(self.episode_cell, c_t, h, g_t)
         return h
 
     def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> dict:

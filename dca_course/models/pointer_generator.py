@@ -48,7 +48,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..nn.attention import AdditiveAttention
+from ..nn.attention import AdditiveAttention, step_keys, using_reference_code
 
 
 def safe_log(p: torch.Tensor) -> torch.Tensor:
@@ -59,10 +59,43 @@ def safe_log(p: torch.Tensor) -> torch.Tensor:
 
 
 def teacher_forcing(model, batch) -> dict:
-    """Run ``model.step`` over ``<s>`` and the reference words (extended ids: a copying model
-    must know which OOV word it wrote) and stack what every step returns: ``log_probs``
-    (batch, T, width) and each ``info`` entry as (batch, T, ...).  The forward pass of the
-    pointer-generator, CopyNet and DCA."""
+    """Run the decoder over ``<s>`` and the reference words (extended ids: a copying model must
+    know which OOV word it wrote) and stack what every step returns: ``log_probs`` (batch, T,
+    width) and each ``info`` entry as (batch, T, ...).  The forward pass of the
+    pointer-generator, CopyNet and DCA.
+
+    A model whose step splits into ``recur`` (what step t hands to step t+1: the LSTM, the
+    attention, coverage) and ``readout`` (the output distribution, which nothing later reads)
+    runs only ``recur`` in the loop and ``readout`` once for all T steps: the same numbers with
+    a few large matrix products instead of T small ones.  Other models, and every model inside
+    :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
+    """
+    if not hasattr(model, "recur") or using_reference_code():
+        return teacher_forcing_stepwise(model, batch)
+    state = model.encode(batch)
+    y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
+    emb = model.embed(y_prev)                                                 # all steps at once
+    if hasattr(model, "recur_sequence"):         # a model that can run its recurrence faster
+        state, carried = model.recur_sequence(emb, state)
+    else:
+        state, carried = recur_loop(model, emb, state)
+    log_probs, info = model.readout(carried, state)
+    return {"log_probs": log_probs, **info}
+
+
+def recur_loop(model, emb: torch.Tensor, state: dict):
+    """``model.recur`` over the steps of ``emb`` (batch, T, emb); what it carries, stacked as
+    (batch, T, ...)."""
+    carried: dict[str, list] = {}
+    for emb_t in emb.unbind(1):        # not emb[:, t]: its backward would zero-fill all T steps, T times
+        state, r = model.recur(emb_t, state)
+        for k, v in r.items():
+            carried.setdefault(k, []).append(v)
+    return state, {k: torch.stack(v, dim=1) for k, v in carried.items()}
+
+
+def teacher_forcing_stepwise(model, batch) -> dict:
+    """The reference for :func:`teacher_forcing`: ``model.step`` once per reference word."""
     state = model.encode(batch)
     y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
     outs: dict[str, list] = {"log_probs": []}
@@ -80,11 +113,79 @@ def final_distribution(p_vocab: torch.Tensor, attn: torch.Tensor, p_gen: torch.T
 
     p_vocab (batch, V), attn (batch, src_len) (zero at padding), p_gen (batch, 1),
     src_ext (batch, src_len) extended ids of the source.  Returns (batch, V + n_oov).
+    The same for all steps at once, or for agents: p_vocab (batch, ..., V), attn (batch, ...,
+    src_len), p_gen (batch, ..., 1); src_ext may lack the dimensions right after the batch's
+    (the steps), which it has in common for every step.
     """
-    gen = p_gen * p_vocab                                              # (batch, V)
-    copy = (1.0 - p_gen) * attn                                        # (batch, src_len)
-    out = torch.cat([gen, gen.new_zeros(gen.size(0), n_oov)], dim=-1)  # (batch, V + n_oov)
-    return out.scatter_add(1, src_ext, copy)
+    gen = p_gen * p_vocab                                              # (batch, ..., V)
+    copy = (1.0 - p_gen) * attn                                        # (batch, ..., src_len)
+    out = torch.cat([gen, gen.new_zeros(gen.shape[:-1] + (n_oov,))], dim=-1)  # (batch, ..., V + n_oov)
+    return out.scatter_add(-1, _source_index(src_ext, copy), copy)
+
+
+class _LogFinalDistribution(torch.autograd.Function):
+    """log P of eq. (9) from the vocabulary logits, with its backward pass written out.
+
+    The extended-vocabulary distribution is the largest tensor of a training step (batch x T x
+    (V + OOVs)); autograd would write it, or a gradient of its size, some fifteen times
+    (softmax, the product with p_gen, the zero columns, the scatter, the clamp, the log, and
+    each one's backward).  Here: P = p_gen softmax(l) + copy, log P = log max(P, tiny), and
+
+        g_P    = g / P  (0 where P <= tiny, as the clamp's gradient is)
+        g_l    = p_gen (t - softmax(l) sum t),   t = g_P[:V] softmax(l)     (softmax)
+        g_pgen = sum t - sum_i g_P[w_i] a_i,     g_a_i = (1 - p_gen) g_P[w_i]
+
+    :func:`log_final_distribution_reference` is the definition it is tested against.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, p_gen, attn, index, n_oov: int):
+        V = logits.size(-1)
+        p_vocab = torch.softmax(logits, dim=-1)                                  # eq. (4)
+        P = logits.new_empty(logits.shape[:-1] + (V + n_oov,))
+        torch.mul(p_vocab, p_gen, out=P[..., :V])
+        P[..., V:].zero_()
+        P.scatter_add_(-1, index, (1.0 - p_gen) * attn)                          # eq. (9)
+        log_p = torch.clamp_min(P, torch.finfo(P.dtype).tiny).log_()
+        ctx.save_for_backward(p_vocab, P, p_gen, attn, index)
+        return log_p
+
+    @staticmethod
+    def backward(ctx, g):
+        p_vocab, P, p_gen, attn, index = ctx.saved_tensors
+        V = p_vocab.size(-1)
+        g_P = torch.where(P > torch.finfo(P.dtype).tiny, g / P, torch.zeros((), dtype=g.dtype, device=g.device))
+        g_at_source = g_P.gather(-1, index)                                      # g_P[w_i]
+        t = g_P[..., :V] * p_vocab
+        sum_t = t.sum(-1, keepdim=True)
+        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(p_gen)
+        g_p_gen = sum_t - (g_at_source * attn).sum(-1, keepdim=True)
+        g_attn = g_at_source * (1.0 - p_gen)
+        return g_logits, g_p_gen, g_attn, None, None
+
+
+def _source_index(src_ext: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """src_ext (batch, ..., src_len) with the missing dimensions after the batch's (the steps)
+    inserted and expanded to ``like``'s shape."""
+    missing = like.dim() - src_ext.dim()
+    return src_ext.view(src_ext.shape[:1] + (1,) * missing + src_ext.shape[1:]).expand_as(like)
+
+
+def log_final_distribution(logits: torch.Tensor, p_gen: torch.Tensor, attn: torch.Tensor,
+                           src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
+    """log P(w) of eq. (9), P = p_gen softmax(logits) + (1 - p_gen) sum_{i: w_i = w} a_i, floored
+    as :func:`safe_log` does.  logits (batch, ..., V), p_gen (batch, ..., 1), attn (batch, ...,
+    src_len), src_ext as for :func:`final_distribution`.  The same numbers as
+    :func:`log_final_distribution_reference`, computed with far fewer passes over the
+    extended vocabulary (:class:`_LogFinalDistribution`)."""
+    if using_reference_code():
+        return log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov)
+    return _LogFinalDistribution.apply(logits, p_gen, attn, _source_index(src_ext, attn), n_oov)
+
+
+def log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov):
+    """The definition: eqs. (4) and (9) as written, then :func:`safe_log`."""
+    return safe_log(final_distribution(torch.softmax(logits, dim=-1), attn, p_gen, src_ext, n_oov))
 
 
 def coverage_terms(attn: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
@@ -158,23 +259,28 @@ class PointerGenerator(nn.Module):
 
     def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256,
                  attn_size: int | None = None, coverage: bool = False, pointer: bool = True,
-                 pad_id: int = 0, unk_id: int = 1):
+                 input_feeding: bool = True, pad_id: int = 0, unk_id: int = 1):
         super().__init__()
         self.vocab_size = vocab_size
         self.unk_id = unk_id
         self.pointer = pointer
         self.extended_vocab = pointer
         self.coverage = coverage
+        self.input_feeding = input_feeding
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size,
-                           attn_size=attn_size, coverage=coverage, pointer=pointer, pad_id=pad_id,
-                           unk_id=unk_id)
+                           attn_size=attn_size, coverage=coverage, pointer=pointer,
+                           input_feeding=input_feeding, pad_id=pad_id, unk_id=unk_id)
         H = hidden_size
         self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
         self.encoder = BiRNNEncoder(self.embedding, H, "lstm")
         self.reduce_h = nn.Linear(2 * H, H)                     # the decoder's first state
         self.reduce_c = nn.Linear(2 * H, H)
-        self.input_proj = nn.Linear(emb_size + 2 * H, emb_size)  # x_t = W_x [E y_{t-1}; h*_{t-1}]
-        self.cell = nn.LSTMCell(emb_size, H)
+        if input_feeding:
+            self.input_proj = nn.Linear(emb_size + 2 * H, emb_size)  # x_t = W_x [E y_{t-1}; h*_{t-1}]
+            self.cell = nn.LSTMCell(emb_size, H)
+        else:                                                    # x_t = E y_{t-1}: one fused LSTM
+            self.input_proj = None
+            self.cell = nn.LSTM(emb_size, H, batch_first=True)
         self.attention = AdditiveAttention(H, 2 * H, attn_size or 2 * H, coverage=True)  # eqs. (1), (11)
         nn.init.zeros_(self.attention.w_c.weight)               # unused until coverage is on
         self.out_hidden = nn.Linear(3 * H, H)                   # V, b   of eq. (4)
@@ -193,7 +299,7 @@ class PointerGenerator(nn.Module):
         keys, last = self.encoder(batch.src, batch.src_mask)                # (batch, src_len, 2H)
         B, S = batch.src.shape
         state = {
-            "keys": keys,
+            "keys": step_keys(keys),                                        # see nn.attention
             "proj_keys": self.attention.project_keys(keys),                 # W_h h_i, once
             "mask": batch.src_mask,
             "h": torch.relu(self.reduce_h(last)),                           # (batch, H)
@@ -206,30 +312,76 @@ class PointerGenerator(nn.Module):
             state["oov_mask"] = oov_slots(batch)
         return state
 
-    def step(self, y_prev: torch.Tensor, state: dict):
-        """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
-        emb = self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))   # (batch, emb)
-        x = self.input_proj(torch.cat([emb, state["context"]], dim=-1))              # x_t
-        h, c = self.cell(x, (state["h"], state["c"]))                                # s_t = h
+    def embed(self, y_prev: torch.Tensor) -> torch.Tensor:
+        """E y_{t-1} for extended ids ``y_prev`` (any shape; ids >= V are read as UNK)."""
+        return self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))
+
+    def recur(self, emb: torch.Tensor, state: dict):
+        """The part of a step that the next step needs: input feeding, the LSTM, attention with
+        coverage (eqs. 1-3, 10-11).  ``emb`` (batch, emb) is E y_{t-1}.  Returns the new state
+        and what :meth:`readout` needs (batch, ...)."""
+        if self.input_feeding:
+            x = self.input_proj(torch.cat([emb, state["context"]], dim=-1))          # x_t
+            h, c = self.cell(x, (state["h"], state["c"]))                            # s_t = h
+        else:
+            x = emb
+            out, (h, c) = self.cell(x.unsqueeze(1), (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
+            h, c = h.squeeze(0), c.squeeze(0)
+        new_state, carried = self._attend(h, x, state)
+        return {**new_state, "h": h, "c": c}, carried
+
+    def _attend(self, h, x, state, query_proj=None):
+        """Eqs. (1)-(3), (10)-(11) for the decoder state h = s_t; the step's new state and what
+        :meth:`readout` needs."""
         coverage = state["coverage"]                                                 # c^t, eq. (10)
         context, attn = self.attention(h, state["keys"], state["mask"], projected_keys=state["proj_keys"],
-                                       coverage=coverage if self.coverage else None)  # eqs. (1)-(3)/(11)
+                                       coverage=coverage if self.coverage else None,
+                                       query_proj=query_proj)                        # eqs. (1)-(3)/(11)
         if not self.coverage:
             # w_c unused: keep it in the graph with a zero gradient, as DistributedDataParallel
             # wants of every parameter (it stays exactly zero under Adam).
             context = context + 0.0 * self.attention.w_c.weight.sum()
-        hidden = self.out_hidden(torch.cat([h, context], dim=-1))
-        p_vocab = torch.softmax(self.out(hidden), dim=-1)                            # eq. (4)
+        new_state = {**state, "context": context, "coverage": coverage + attn}
+        return new_state, {"h": h, "context": context, "x": x, "attn": attn, "coverage": coverage}
+
+    def recur_sequence(self, emb: torch.Tensor, state: dict):
+        """All T steps of the recurrence for teacher forcing; ``emb`` (batch, T, emb).  With
+        input feeding each step's LSTM input needs the previous step's context, so the steps
+        run one by one (:func:`recur_loop`).  Without it the decoder LSTM runs over the whole
+        target in one fused call and W_s s_t is one matrix product for all steps; only the
+        attention (whose coverage needs the attention before it) stays step by step."""
+        if self.input_feeding:
+            return recur_loop(self, emb, state)
+        states, (h_n, c_n) = self.cell(emb, (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
+        query_proj = self.attention.W_s(states)                                      # (batch, T, attn)
+        carried: dict[str, list] = {}
+        for s_t, emb_t, q_t in zip(states.unbind(1), emb.unbind(1), query_proj.unbind(1)):
+            state, r = self._attend(s_t, emb_t, state, query_proj=q_t)
+            for k, v in r.items():
+                carried.setdefault(k, []).append(v)
+        state = {**state, "h": h_n.squeeze(0), "c": c_n.squeeze(0)}
+        return state, {k: torch.stack(v, dim=1) for k, v in carried.items()}
+
+    def readout(self, r: dict, state: dict):
+        """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
+        P_vocab (eq. 4), p_gen (eq. 8), the final distribution (eq. 9) and the coverage terms
+        (eq. 12).  Returns ``(log P, info)``."""
+        h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
+        logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
         info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
-        if self.pointer:
-            p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, x], dim=-1)))   # eq. (8)
-            probs = final_distribution(p_vocab, attn, p_gen, state["src_ext"],
-                                       state["oov_mask"].size(1))                    # eq. (9)
-            info["p_gen"] = p_gen.squeeze(-1)
-        else:
-            probs = p_vocab
-        new_state = {**state, "h": h, "c": c, "context": context, "coverage": coverage + attn}
-        return safe_log(probs), new_state, info
+        if not self.pointer:
+            return safe_log(torch.softmax(logits, dim=-1)), info
+        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)
+        info["p_gen"] = p_gen.squeeze(-1)
+        log_probs = log_final_distribution(logits, p_gen, attn, state["src_ext"],
+                                           state["oov_mask"].size(1))               # eqs. (4), (9)
+        return log_probs, info
+
+    def step(self, y_prev: torch.Tensor, state: dict):
+        """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
+        new_state, r = self.recur(self.embed(y_prev), state)
+        log_probs, info = self.readout(r, new_state)
+        return log_probs, new_state, info
 
     def forward(self, batch) -> dict:
         """Teacher forcing.  Returns log_probs (batch, T, V + n_oov), attn, coverage (both

@@ -14,11 +14,42 @@ paid to each position, c^t = sum_{t' < t} a^{t'} (their eqs. 10-11):
     e_j = v^T tanh(W_h h_j + W_s s_t + w_c c^t_j + b_attn)
 
 Padding must get no attention: :func:`masked_softmax` gives masked positions exactly 0.
+
+Speed.  A decoder calls the attention once per output word, over every source position, so its
+few lines are most of a summariser's training time on a CPU (``benchmarks/results/
+step_profile.md``).  :meth:`AdditiveAttention.forward` therefore computes the same equations
+as one autograd operation with its backward pass written by hand
+(:class:`_FusedAdditiveAttention`), in place where it can, with tanh as 2 sigmoid(2x) - 1,
+because PyTorch's CPU tanh costs about three sigmoids; and keys prepared with
+:func:`step_keys` get their gradient from all steps in one matrix product.  :meth:`AdditiveAttention.reference` is
+the straightforward transcription, kept as the definition; inside :func:`reference_code` every
+attention uses it, and the tests check that both give the same values and gradients.
 """
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from torch import nn
+
+_REFERENCE = [False]      # a list, so that reference_code() can switch it in place
+
+
+@contextlib.contextmanager
+def reference_code(on: bool = True):
+    """Inside ``with reference_code():`` the attention and the teacher-forced decoders run the
+    straightforward code, step by step (the definitions the fast paths are tested against)."""
+    before = _REFERENCE[0]
+    _REFERENCE[0] = bool(on)
+    try:
+        yield
+    finally:
+        _REFERENCE[0] = before
+
+
+def using_reference_code() -> bool:
+    """True inside :func:`reference_code`."""
+    return _REFERENCE[0]
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -31,6 +62,102 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int = -1) -> t
     mask = mask.to(torch.bool)
     filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     return torch.softmax(filled, dim=dim).masked_fill(~mask, 0.0)
+
+
+class _FusedAdditiveAttention(torch.autograd.Function):
+    """One attention step with its backward pass written out (the equations of the module
+    docstring; ``g_x`` is the gradient of the loss with respect to x):
+
+        forward:   f = W_h h_j + (W_s s + b) + w_c c_j;   t = tanh(f);   e = t v
+                   a = masked softmax(e);   context = sum_j a_j h_j
+        backward:  g_a  += h g_context                     (every position's share of the context)
+                   g_e   = a (g_a - sum_j a_j g_a_j)       (softmax; 0 where a is 0)
+                   g_f   = (1 - t^2) g_e v^T               (tanh)
+                   g_v   = sum_{b,j} g_e t,  g_{W_h h} = g_f,  g_{W_s s + b} = sum_j g_f,
+                   g_c   = g_f w_c,  g_{w_c} = sum_{b,j} g_f c,  g_h = a g_context^T
+
+    Autograd would record a dozen operations per step, each writing a (batch, src_len, attn)
+    buffer; this records one and works in place.  On a CPU, tanh costs about three sigmoids,
+    so it keeps sigma = sigmoid(2f) instead of t = 2 sigma - 1 = tanh(f): then e = 2 sigma v -
+    sum(v), and 1 - t^2 = 4 sigma (1 - sigma).  :meth:`AdditiveAttention.reference` is the
+    definition; the tests hold the two to the same values and gradients.
+    """
+
+    @staticmethod
+    def forward(ctx, proj_keys, query_proj, coverage, w_c, v, keys, mask):
+        # 2f in one pass: 2 W_h h_j + 2 (W_s s + b), then + 2 w_c c_j in place
+        f2 = torch.add(query_proj.unsqueeze(1) * 2.0, proj_keys, alpha=2.0)      # (batch, src_len, attn)
+        if coverage is not None:
+            f2.addcmul_(coverage.unsqueeze(-1), w_c * 2.0)
+        sig = torch.sigmoid_(f2)                                                  # sigmoid(2f)
+        scores = torch.matmul(sig, v * 2.0) - v.sum()                             # e = tanh(f) v
+        weights = masked_softmax(scores, mask)                                    # (batch, src_len)
+        context = torch.bmm(weights.unsqueeze(1), keys).squeeze(1)                # (batch, key_size)
+        ctx.sink = getattr(keys, "_attention_grad_sink", None)
+        ctx.save_for_backward(sig, weights, keys, v, w_c, coverage)
+        return context, weights
+
+    @staticmethod
+    def backward(ctx, g_context, g_weights):
+        sig, weights, keys, v, w_c, coverage = ctx.saved_tensors
+        B, S, A = sig.shape
+        g_a = torch.bmm(g_context.unsqueeze(1), keys.transpose(1, 2)).squeeze(1)   # (batch, src_len)
+        if g_weights is not None:
+            g_a = g_a + g_weights
+        g_e = weights * (g_a - (weights * g_a).sum(-1, keepdim=True))               # softmax
+        # g_f = (1 - t^2) g_e v^T = 4 sigma (1 - sigma) g_e v^T
+        g_f = torch.ops.aten.sigmoid_backward((g_e * 4.0).unsqueeze(-1) * v, sig)  # (batch, src_len, attn)
+        g_v = torch.mv(sig.reshape(-1, A).t(), g_e.reshape(-1)) * 2.0 - g_e.sum()  # t = 2 sigma - 1
+        g_cov = g_wc = None
+        if coverage is None:
+            g_query = g_f.sum(1)
+        else:   # sum_j g_f and sum_j c_j g_f in one pass over g_f
+            weights_j = torch.stack([torch.ones_like(coverage), coverage], dim=1)    # (batch, 2, src_len)
+            sums = torch.bmm(weights_j, g_f)                                         # (batch, 2, attn)
+            g_query, g_wc = sums[:, 0], sums[:, 1].sum(0)
+            g_cov = torch.matmul(g_f, w_c) if ctx.needs_input_grad[2] else None
+        g_keys = None
+        if ctx.needs_input_grad[5]:
+            if ctx.sink is not None:           # summed over all steps later: see step_keys()
+                ctx.sink.append((weights, g_context))
+            else:
+                g_keys = weights.unsqueeze(-1) * g_context.unsqueeze(1)
+        return g_f, g_query, g_cov, g_wc, g_v, g_keys, None
+
+
+class _StepKeys(torch.autograd.Function):
+    """The identity on the keys, whose backward adds sum_t a^t (g_context^t)^T, one matrix
+    product over the steps that :class:`_FusedAdditiveAttention` collected."""
+
+    @staticmethod
+    def forward(ctx, keys, sink):
+        ctx.set_materialize_grads(False)
+        ctx.sink = sink
+        return keys.view_as(keys)
+
+    @staticmethod
+    def backward(ctx, g):
+        sink, ctx.sink = ctx.sink, None
+        if not sink:
+            return g, None
+        A = torch.stack([a for a, _ in sink], dim=2)                # (batch, src_len, steps)
+        G = torch.stack([gc for _, gc in sink], dim=1)              # (batch, steps, key_size)
+        total = torch.bmm(A, G)                                     # sum_t a^t (g_context^t)^T
+        return (total if g is None else g + total), None
+
+
+def step_keys(keys: torch.Tensor) -> torch.Tensor:
+    """The keys a decoder attends to at every step, prepared for training: the same values, but
+    the gradient that T steps send them through the context, sum_t a^t (g_context^t)^T, is
+    computed once after the last step's backward, as one matrix product, instead of T outer
+    products written and added one at a time.  (Returns ``keys`` itself where no gradient is
+    needed.  The graph it builds can be run backward once.)"""
+    if not (torch.is_grad_enabled() and keys.requires_grad) or _REFERENCE[0]:
+        return keys
+    sink: list = []
+    out = _StepKeys.apply(keys, sink)
+    out._attention_grad_sink = sink
+    return out
 
 
 class AdditiveAttention(nn.Module):
@@ -48,16 +175,29 @@ class AdditiveAttention(nn.Module):
         return self.W_h(keys)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, *,
-                projected_keys: torch.Tensor | None = None, coverage: torch.Tensor | None = None):
+                projected_keys: torch.Tensor | None = None, coverage: torch.Tensor | None = None,
+                query_proj: torch.Tensor | None = None):
         """query (batch, query_size), keys (batch, src_len, key_size), mask (batch, src_len).
+        ``projected_keys`` (W_h h_j) and ``query_proj`` (W_s s + b) may come precomputed.
 
         Returns ``(context, weights)``: (batch, key_size) and (batch, src_len).
         """
+        if coverage is not None and self.w_c is None:
+            raise ValueError("coverage given to an attention built without coverage=True")
+        if _REFERENCE[0]:
+            return self.reference(query, keys, mask, projected_keys=projected_keys, coverage=coverage)
+        proj = self.project_keys(keys) if projected_keys is None else projected_keys
+        w_c = self.w_c.weight.view(-1) if coverage is not None else None
+        query_proj = self.W_s(query) if query_proj is None else query_proj
+        return _FusedAdditiveAttention.apply(proj, query_proj, coverage, w_c,
+                                             self.v.weight.view(-1), keys, mask.to(torch.bool))
+
+    def reference(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, *,
+                  projected_keys: torch.Tensor | None = None, coverage: torch.Tensor | None = None):
+        """The equations as written, one layer each: what :meth:`forward` must equal."""
         feats = self.project_keys(keys) if projected_keys is None else projected_keys
         feats = feats + self.W_s(query).unsqueeze(1)                  # (batch, src_len, attn)
         if coverage is not None:
-            if self.w_c is None:
-                raise ValueError("coverage given to an attention built without coverage=True")
             feats = feats + self.w_c(coverage.unsqueeze(-1))          # See et al. eq. (11)
         scores = self.v(torch.tanh(feats)).squeeze(-1)                # (batch, src_len)
         weights = masked_softmax(scores, mask)                        # eq. (6), padding -> 0

@@ -101,8 +101,8 @@ class GRU(nn.Module):
         batch, steps, _ = x.shape
         h = x.new_zeros(batch, self.hidden_size) if h0 is None else h0.reshape(batch, self.hidden_size)
         outputs, rs, zs = [], [], []
-        for t in range(steps):
-            h_new, gates = self.cell(x[:, t], h, return_gates=True)
+        for t, x_t in enumerate(x.unbind(1)):      # unbind: one backward for all steps, not one per step
+            h_new, gates = self.cell(x_t, h, return_gates=True)
             if mask is not None:
                 keep = mask[:, t].unsqueeze(-1)
                 h_new = torch.where(keep, h_new, h)     # padding: carry the state over

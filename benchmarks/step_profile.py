@@ -1,0 +1,168 @@
+"""Where a training step of the pointer-generator + coverage spends its time, per operation,
+forward and backward, for the straightforward code and for the fast path.
+
+    python benchmarks/step_profile.py [--profile fast|full] [--steps 6] [--rounds 5] [--out FOLDER]
+
+The straightforward code is what runs inside :func:`dca_course.nn.attention.reference_code`:
+``model.step`` once per target word, the attention as its equations read (one layer per
+term, ``torch.tanh``).  The fast path is the default: the attention as one autograd
+operation with its backward pass written out, the output layers run once for all steps, and
+the keys' gradient summed over the steps in one matrix product (see
+``dca_course/nn/attention.py`` and ``teacher_forcing``).  Both compute the same numbers
+(``tests/test_fast_paths.py``).
+
+1. Timing: the two versions run in turns (``--rounds`` rounds of ``--steps`` training steps
+   each, on the same batches), so that the machine's load falls on both alike; each round's
+   CPU seconds per step are kept, and the medians and their ratio are printed.
+2. ``torch.profiler`` tables: self CPU time per operation and per training step, the forward
+   pass (loss included) and the backward pass profiled separately, for each version.
+
+Prints both and one line of JSON; ``--out FOLDER`` also writes ``step_profile.md`` and
+``step_profile.json`` there.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import dca_course
+from dca_course.losses import coverage_loss, sequence_nll
+from dca_course.nn.attention import reference_code
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_throughput import StepTimer, length_bucketed_batches  # noqa: E402
+
+ROWS = 14   # operations shown per table
+
+
+def loss_of(timer: StepTimer, batch) -> torch.Tensor:
+    """The training loss of one batch: NLL + coverage loss (the forward pass)."""
+    out = timer.model(batch)
+    loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+    return loss + timer.hp["coverage_weight"] * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+
+
+def cpu_seconds_per_step(timer: StepTimer, batches, reference: bool) -> float:
+    """CPU seconds of this process per full training step (optimizer included)."""
+    with reference_code(reference):
+        start = time.process_time()
+        for batch in batches:
+            timer.step(batch)
+        return (time.process_time() - start) / len(batches)
+
+
+def op_table(prof, n_steps: int) -> list[dict]:
+    """The profiler's operations by self CPU time: ms per training step."""
+    rows = []
+    for ev in prof.key_averages():
+        if ev.key.startswith(("ProfilerStep", "autograd::engine::evaluate_function")):
+            continue
+        rows.append({"op": ev.key, "ms": ev.self_cpu_time_total / 1000.0 / n_steps,
+                     "calls": ev.count / n_steps})
+    rows.sort(key=lambda r: -r["ms"])
+    return rows
+
+
+def profile_version(timer: StepTimer, batches, reference: bool) -> dict:
+    """Forward and backward profiled separately over ``batches`` (after the timing warmed up)."""
+    fwd_total = bwd_total = 0.0
+    tables = {}
+    with reference_code(reference):
+        with profile(activities=[ProfilerActivity.CPU]) as pf:
+            losses = [loss_of(timer, b) for b in batches]
+        with profile(activities=[ProfilerActivity.CPU]) as pb:
+            for loss in losses:
+                loss.backward()
+        timer.model.zero_grad(set_to_none=True)
+    for name, prof in (("forward", pf), ("backward", pb)):
+        rows = op_table(prof, len(batches))
+        tables[name] = rows
+        total = sum(r["ms"] for r in rows)
+        if name == "forward":
+            fwd_total = total
+        else:
+            bwd_total = total
+    return {"forward_ms": fwd_total, "backward_ms": bwd_total, "tables": tables}
+
+
+def markdown(result: dict) -> str:
+    lines = [f"# Where a training step goes: pointer-generator + coverage ({result['profile']} profile, cpu)", "",
+             f"Produced by `python benchmarks/step_profile.py --profile {result['profile']} --steps "
+             f"{result['steps']} --rounds {result['rounds']}`; {result['machine']}, one thread. Batches of "
+             f"{result['batch_size']} SynthNews articles of similar lengths (source {result['src_len']}, "
+             f"target {result['tgt_len']} tokens on average).", "",
+             "## Full training step, CPU ms (the two versions in turns, median over the rounds)", "",
+             "| version | ms per step | rounds |", "|---|---:|---|"]
+    for v in ("reference", "fast"):
+        lines.append(f"| {v} | {result[v + '_ms']:.1f} | {', '.join(f'{x:.0f}' for x in result[v + '_rounds'])} |")
+    lines += ["", f"Fast path: **{result['speedup']:.2f}x** faster than the straightforward code.", ""]
+    for v in ("reference", "fast"):
+        p = result["profiles"][v]
+        lines += [f"## {v}: self CPU ms per training step, by operation (under the profiler)", "",
+                  f"Forward (loss included) {p['forward_ms']:.1f} ms, backward {p['backward_ms']:.1f} ms.", "",
+                  "| forward op | ms | calls | | backward op | ms | calls |", "|---|---:|---:|---|---|---:|---:|"]
+        f, b = p["tables"]["forward"][:ROWS], p["tables"]["backward"][:ROWS]
+        for i in range(max(len(f), len(b))):
+            left = f"{f[i]['op']} | {f[i]['ms']:.1f} | {f[i]['calls']:.0f}" if i < len(f) else " | | "
+            right = f"{b[i]['op']} | {b[i]['ms']:.1f} | {b[i]['calls']:.0f}" if i < len(b) else " | | "
+            lines.append(f"| {left} | | {right} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="fast", choices=["fast", "full"])
+    parser.add_argument("--steps", type=int, default=6, help="training steps per round and per profile")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--articles", type=int, default=1000)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    dca_course.seed_everything(0)
+    from dca_course.data.synthnews import load_synthnews
+
+    train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
+    timer = StepTimer(train, args.profile, {}, coverage=True, device=torch.device("cpu"))
+    groups = length_bucketed_batches(train, timer.hp["batch_size"])[: args.steps + 2]
+    batches = [timer.recipe.make_batch(g, timer.vocab) for g in groups]
+    warm, timed = batches[:2], batches[2:]
+    for reference in (True, False):
+        cpu_seconds_per_step(timer, warm, reference)
+    rounds = {"reference": [], "fast": []}
+    for _ in range(args.rounds):
+        for v in ("reference", "fast"):
+            rounds[v].append(1000 * cpu_seconds_per_step(timer, timed, v == "reference"))
+    profiles = {v: profile_version(timer, timed, v == "reference") for v in ("reference", "fast")}
+    ref, fast = statistics.median(rounds["reference"]), statistics.median(rounds["fast"])
+    result = {
+        "profile": args.profile, "steps": args.steps, "rounds": args.rounds,
+        "machine": f"{platform.processor() or platform.machine()}, torch {torch.__version__}",
+        "batch_size": timer.hp["batch_size"],
+        "src_len": round(statistics.mean(b.src.shape[1] for b in timed)),
+        "tgt_len": round(statistics.mean(b.tgt_out.shape[1] for b in timed)),
+        "reference_ms": ref, "fast_ms": fast, "speedup": ref / fast,
+        "reference_rounds": rounds["reference"], "fast_rounds": rounds["fast"], "profiles": profiles,
+    }
+    print(markdown(result))
+    summary = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items() if k != "profiles"}
+    print(json.dumps(summary, sort_keys=True, default=str))
+    if args.out:
+        from dca_course.train import write_json
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "step_profile.md").write_text(markdown(result) + "\n")
+        write_json(args.out / "step_profile.json", summary)
+    return result
+
+
+if __name__ == "__main__":
+    main()

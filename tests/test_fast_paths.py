@@ -1,0 +1,239 @@
+"""The fast paths compute what the straightforward code computes.
+
+Training runs the attention as one autograd operation with a hand-written backward pass, the
+extended-vocabulary log-probabilities likewise, the keys' gradient as one product over the
+steps, and the output layers once for all steps.  ``reference_code()`` switches all of that
+back to the equations as written, step by step; these tests hold the two to the same loss and
+the same gradient of every parameter (float64: to rounding; float32: within 1e-5).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import dca_course
+from dca_course.data.examples import Example
+from dca_course.data.vocab import Vocab
+from dca_course.losses import coverage_loss, sequence_nll
+from dca_course.models.copynet import CopyNet
+from dca_course.models.dca import DCA
+from dca_course.models.pointer_generator import (PointerGenerator, log_final_distribution,
+                                                 log_final_distribution_reference)
+from dca_course.nn.attention import AdditiveAttention, reference_code, step_keys, using_reference_code
+
+
+def _attention_inputs(dtype, coverage: bool, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    att = AdditiveAttention(5, 6, 7, coverage=True).to(dtype)
+    with torch.no_grad():
+        for p in att.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=dtype))
+    q = torch.randn(3, 5, generator=g, dtype=dtype, requires_grad=True)
+    k = torch.randn(3, 9, 6, generator=g, dtype=dtype, requires_grad=True)
+    c = (torch.rand(3, 9, generator=g, dtype=dtype) * 2).requires_grad_() if coverage else None
+    mask = torch.ones(3, 9, dtype=torch.bool)
+    mask[1, 6:] = False            # padding
+    mask[2, :] = False             # an empty row (an empty DCA agent)
+    return att, q, k, c, mask, g
+
+
+def _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference: bool):
+    with reference_code(reference):
+        ctx, w = att(q, k, mask, coverage=c)
+    inputs = [q, k] + ([c] if c is not None else []) + list(att.parameters())
+    grads = torch.autograd.grad((ctx * g_ctx).sum() + (w * g_w).sum(), inputs, allow_unused=True)
+    return [ctx, w] + [torch.zeros(()) if x is None else x for x in grads]
+
+
+@pytest.mark.parametrize("coverage", [False, True])
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
+def test_fused_attention_equals_the_equations(coverage, dtype, tol):
+    att, q, k, c, mask, g = _attention_inputs(dtype, coverage)
+    g_ctx, g_w = torch.randn(3, 6, generator=g, dtype=dtype), torch.randn(3, 9, generator=g, dtype=dtype)
+    fast = _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference=False)
+    ref = _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference=True)
+    for a, b in zip(fast, ref):
+        assert torch.allclose(a, b, atol=tol, rtol=0), (a - b).abs().max()
+    w = fast[1]
+    assert torch.all(w[~mask] == 0) and torch.allclose(w[:2].sum(-1), torch.ones(2, dtype=dtype))
+
+
+def test_fused_attention_gradcheck():
+    att, q, k, c, mask, _ = _attention_inputs(torch.float64, coverage=True)
+    pk = att.project_keys(k).detach().requires_grad_()
+    qp = att.W_s(q).detach().requires_grad_()
+    w_c = att.w_c.weight.view(-1).detach().requires_grad_()
+    v = att.v.weight.view(-1).detach().requires_grad_()
+    from dca_course.nn.attention import _FusedAdditiveAttention
+
+    def f(pk, qp, c, w_c, v, k):
+        return _FusedAdditiveAttention.apply(pk, qp, c, w_c, v, k, mask)
+
+    assert torch.autograd.gradcheck(f, (pk, qp, c, w_c, v, k))
+
+
+def test_step_keys_sums_the_context_gradient_of_all_steps():
+    """Three steps attending to one memory: its gradient arrives once, after the last step."""
+    att, q, k, c, mask, g = _attention_inputs(torch.float64, coverage=False)
+    queries = [torch.randn(3, 5, generator=g, dtype=torch.float64) for _ in range(3)]
+
+    def total(keys):
+        return sum((att(qt, keys, mask)[0] * (i + 1)).sum() for i, qt in enumerate(queries))
+
+    (fast,) = torch.autograd.grad(total(step_keys(k)), [k])
+    with reference_code():
+        (ref,) = torch.autograd.grad(total(k), [k])
+    assert torch.allclose(fast, ref, atol=1e-12)
+    assert step_keys(k.detach()) is not None and not hasattr(step_keys(k.detach()), "_attention_grad_sink")
+
+
+def test_reference_code_switches_back_even_after_an_error():
+    assert not using_reference_code()
+    with pytest.raises(RuntimeError):
+        with reference_code():
+            assert using_reference_code()
+            raise RuntimeError("boom")
+    assert not using_reference_code()
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
+def test_log_final_distribution_equals_the_equations(dtype, tol):
+    g = torch.Generator().manual_seed(1)
+    B, T, S, V, n_oov = 2, 3, 5, 7, 2
+    logits = torch.randn(B, T, V, generator=g, dtype=dtype, requires_grad=True)
+    p_gen = torch.rand(B, T, 1, generator=g, dtype=dtype).requires_grad_()
+    attn = torch.softmax(torch.randn(B, T, S, generator=g, dtype=dtype), -1)
+    attn[1, :, 4] = 0.0                                       # a padded position
+    attn = attn.requires_grad_()
+    src_ext = torch.tensor([[0, 7, 3, 7, 8], [2, 2, 7, 1, 0]])   # repeats, OOV ids; row 1 has no 2nd OOV
+    upstream = torch.randn(B, T, V + n_oov, generator=g, dtype=dtype)   # a dense gradient, not only NLL's
+    outs = []
+    for f in (log_final_distribution, log_final_distribution_reference):
+        lp = f(logits, p_gen, attn, src_ext, n_oov)
+        outs.append([lp] + list(torch.autograd.grad((lp * upstream).sum(), [logits, p_gen, attn])))
+    for a, b in zip(*outs):
+        assert torch.allclose(a, b, atol=tol, rtol=0), (a - b).abs().max()
+    lp = outs[0][0]
+    assert torch.allclose(lp.exp()[0].sum(-1), torch.ones(T, dtype=dtype))   # row 0 uses every column
+    assert torch.all(lp[1, :, V + 1] == torch.log(torch.tensor(torch.finfo(dtype).tiny, dtype=dtype)))
+
+
+def test_log_final_distribution_gradcheck():
+    g = torch.Generator().manual_seed(2)
+    logits = torch.randn(2, 3, 6, generator=g, dtype=torch.float64, requires_grad=True)
+    p_gen = (torch.rand(2, 3, 1, generator=g, dtype=torch.float64) * 0.8 + 0.1).requires_grad_()
+    attn = torch.softmax(torch.randn(2, 3, 4, generator=g, dtype=torch.float64), -1).requires_grad_()
+    src_ext = torch.tensor([[0, 6, 3, 6], [2, 2, 7, 1]])
+    assert torch.autograd.gradcheck(lambda a, b, c: log_final_distribution(a, b, c, src_ext, 2),
+                                    (logits, p_gen, attn))
+
+
+# -- whole models: teacher forcing, loss and every parameter's gradient -------------------------------
+WORDS = "the club signed a striker for four million on monday after talks . fans cheered".split()
+
+
+def _vocab():
+    return Vocab.build([WORDS])
+
+
+def _examples(n=4, seed=0):
+    """Articles of 2-5 sentences of 3-6 words with an OOV name, summaries of 2 sentences."""
+    g = torch.Generator().manual_seed(seed)
+
+    def words(k):
+        return [WORDS[j] for j in torch.randint(len(WORDS) - 2, (k,), generator=g).tolist()]
+
+    exs = []
+    for i in range(n):
+        name = f"zorbat{i}"
+        paragraphs = [[[name] + words(2 + (i + s) % 4) + ["."] for s in range(2 + i % 4)]]
+        summary = [[name] + words(3) + ["."], words(2 + i) + ["."]]
+        exs.append(Example.from_document(paragraphs, summary))
+    return exs
+
+
+def _loss_and_grads(model, batch, coverage: bool, reference: bool):
+    with reference_code(reference):
+        out = model(batch)
+        loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        if coverage:
+            loss = loss + coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+        # a dense term too, so that every column of the extended vocabulary gets a gradient
+        loss = loss + 1e-2 * (out["log_probs"].clamp_min(-30).exp() * out["log_probs"].clamp_min(-30)).sum()
+    params = [p for p in model.parameters() if p.requires_grad]
+    grads = torch.autograd.grad(loss, params, allow_unused=True)
+    return loss.detach(), [torch.zeros(()) if g is None else g for g in grads]
+
+
+def _pg_batch(vocab, examples):
+    from dca_course.data.batching import collate
+
+    return collate(examples, vocab)
+
+
+PG_VARIANTS = [dict(coverage=True), dict(coverage=False), dict(coverage=True, input_feeding=False),
+               dict(coverage=False, input_feeding=False), dict(pointer=False)]
+
+
+@pytest.mark.parametrize("kwargs", PG_VARIANTS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+def test_pointer_generator_fast_path_equals_reference(kwargs, dtype, tol):
+    dca_course.seed_everything(0)
+    vocab = _vocab()
+    model = PointerGenerator(len(vocab), 8, 6, **kwargs).to(dtype)
+    torch.nn.init.normal_(model.attention.w_c.weight)        # coverage's weight, not its zero start
+    batch = _pg_batch(vocab, _examples())
+    fast = _loss_and_grads(model, batch, model.coverage, reference=False)
+    ref = _loss_and_grads(model, batch, model.coverage, reference=True)
+    assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
+    for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
+        assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+def test_copynet_fast_path_equals_reference(dtype, tol):
+    dca_course.seed_everything(0)
+    vocab = _vocab()
+    model = CopyNet(len(vocab), 8, 6).to(dtype)
+    batch = _pg_batch(vocab, _examples())
+    fast = _loss_and_grads(model, batch, False, reference=False)
+    ref = _loss_and_grads(model, batch, False, reference=True)
+    assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
+    for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
+        assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+def test_dca_fast_path_equals_reference(dtype, tol):
+    from dca_course.data.agents import collate_agents
+
+    dca_course.seed_everything(0)
+    vocab = _vocab()
+    model = DCA(len(vocab), 8, 6, context_layers=1).to(dtype)
+    examples = _examples()
+    batch = collate_agents(examples, vocab, n_agents=3)
+    fast = _loss_and_grads(model, batch, False, reference=False)
+    ref = _loss_and_grads(model, batch, False, reference=True)
+    assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
+    for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
+        assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
+
+
+def test_without_input_feeding_the_decoder_is_one_fused_lstm():
+    vocab = _vocab()
+    model = PointerGenerator(len(vocab), 8, 6, input_feeding=False)
+    assert isinstance(model.cell, torch.nn.LSTM) and model.input_proj is None
+    assert model.config["input_feeding"] is False
+    assert isinstance(PointerGenerator(len(vocab), 8, 6).cell, torch.nn.LSTMCell)
+
+
+def test_freed_memory_is_kept_on_linux(monkeypatch):
+    import platform
+
+    from dca_course import _keep_freed_memory
+
+    monkeypatch.setenv("DCA_KEEP_MEMORY", "0")
+    assert _keep_freed_memory() is False
+    monkeypatch.delenv("DCA_KEEP_MEMORY")
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert _keep_freed_memory() is True
