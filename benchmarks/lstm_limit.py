@@ -1,7 +1,8 @@
 """Distance from the limit: our pointer-generator + coverage training step against its LSTM
 layers alone.
 
-    python benchmarks/lstm_limit.py [--profile fast|full] [--steps 10] [--device cpu|cuda]
+    python benchmarks/lstm_limit.py [--profile fast|full] [--steps 10] [--rounds 5] [--device cpu|cuda]
+                                    [--input-feeding] [--reference]
 
 A training step of the pointer-generator runs a bidirectional LSTM over the article and an
 LSTM cell over the summary, and around them embeddings, attention, coverage, the pointer, the
@@ -10,11 +11,12 @@ output softmax over the vocabulary, the losses and Adam.  The LSTM layers alone,
 same batch shapes, forward and backward, are a floor that no implementation of the model can
 go under.  The ratio step time / LSTM time says how far above that floor we are.
 
-The decoder cannot be one fused LSTM call in the real model: with input feeding (See et al.'s
-``x_t = W_x [E y_{t-1}; h*_{t-1}]``) each step's input needs the previous step's attention, so
-it runs step by step.  The floor here feeds it the embeddings instead, which is what makes it a
-floor.  A third time, the same layers with the decoder run one LSTM cell step at a time,
-shows how much of the distance that costs.  Batches are the recipe's (16 articles of similar
+The model is the recipe's: without input feeding its decoder LSTM is one fused call too, and
+only the attention (with coverage) runs step by step.  ``--input-feeding`` times See et al.'s
+code instead (``x_t = W_x [E y_{t-1}; h*_{t-1}]``), where each step's input needs the previous
+step's attention, so the decoder LSTM runs cell by cell.  A third time, the LSTM layers with
+the decoder run one cell step at a time, shows how much that costs.  ``--reference`` times the
+straightforward code (:func:`dca_course.nn.attention.reference_code`) instead of the fast path.  Batches are the recipe's (16 articles of similar
 lengths, 400/100 tokens).
 
 The three are timed in turns, ``--rounds`` times over the same batches, so that the load of a
@@ -55,8 +57,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--no-input-feeding", action="store_true",
-                        help="the pointer-generator without input feeding (its decoder LSTM runs fused)")
+    parser.add_argument("--input-feeding", action="store_true",
+                        help="the pointer-generator with input feeding, as See et al.'s code (the recipe's "
+                             "default has none: its decoder LSTM runs fused)")
     parser.add_argument("--reference", action="store_true",
                         help="time the straightforward code (dca_course.nn.attention.reference_code)")
     parser.add_argument("--out", type=Path, default=None, help="write lstm_limit_{profile}.json here")
@@ -68,7 +71,7 @@ def main(argv=None) -> dict:
     from dca_course.data.synthnews import load_synthnews
 
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
-    overrides = {"input_feeding": False} if args.no_input_feeding else {}
+    overrides = {"input_feeding": bool(args.input_feeding)}
     timer = StepTimer(train, args.profile, overrides, coverage=True, device=device)
     hp = timer.hp
     groups = length_bucketed_batches(train, hp["batch_size"])[: args.steps + 2]
@@ -119,7 +122,7 @@ def main(argv=None) -> dict:
               "lstm_stepwise_decoder_ms": round(1000 * stepwise, 1),
               "ratio": round(model_step / lstm_step, 2), "rounds": args.rounds,
               "median_ms": medians, "median_ratio": round(medians["model"] / medians["lstm"], 2),
-              "fast_path": not args.reference, "input_feeding": not args.no_input_feeding}
+              "fast_path": not args.reference, "input_feeding": bool(args.input_feeding)}
     print(f"pointer-generator + coverage, {args.profile} sizes, batch {hp['batch_size']}, {device.type} ({backend}):")
     print(f"  full training step:            {1000 * model_step:8.1f} ms")
     print(f"  its LSTM layers alone (fused): {1000 * lstm_step:8.1f} ms")

@@ -17,6 +17,10 @@ the keys' gradient summed over the steps in one matrix product (see
 2. ``torch.profiler`` tables: self CPU time per operation and per training step, the forward
    pass (loss included) and the backward pass profiled separately, for each version.
 
+3. ``--compile``: ``torch.compile`` tried on the attention step (the equations as written),
+   its compile time and its forward + backward time against the hand-fused operation, on the
+   batch shapes of the timing (CPU, one thread).
+
 Prints both and one line of JSON; ``--out FOLDER`` also writes ``step_profile.md`` and
 ``step_profile.json`` there.
 """
@@ -93,6 +97,45 @@ def profile_version(timer: StepTimer, batches, reference: bool) -> dict:
     return {"forward_ms": fwd_total, "backward_ms": bwd_total, "tables": tables}
 
 
+def compile_trial(B: int, S: int, A: int, D: int, calls: int = 50) -> dict:
+    """Seconds to compile the attention step with ``torch.compile`` (dynamic shapes) and
+    microseconds per forward + backward, compiled, eager (the equations) and hand-fused."""
+    from dca_course.nn.attention import _FusedAdditiveAttention, masked_softmax
+
+    def equations(pk, q, cov, w_c, v, keys, mask):
+        feats = pk + q.unsqueeze(1) + cov.unsqueeze(-1) * w_c
+        weights = masked_softmax(torch.tanh(feats) @ v, mask)
+        return torch.bmm(weights.unsqueeze(1), keys).squeeze(1), weights
+
+    g = torch.Generator().manual_seed(0)
+    args = [torch.randn(*shape, generator=g).requires_grad_() for shape in
+            ((B, S, A), (B, A), (B, S), (A,), (A,), (B, S, D))] + [torch.ones(B, S, dtype=torch.bool)]
+
+    def fwd_bwd(fn):
+        context, weights = fn(*args)
+        (context.sum() + weights.square().sum()).backward()
+
+    out = {}
+    try:
+        compiled = torch.compile(equations, dynamic=True)
+        start = time.perf_counter()
+        fwd_bwd(compiled)
+        out["compile_s"] = time.perf_counter() - start
+    except Exception as err:                    # no compiler here: say so, do not fail
+        out["compile_error"] = f"{type(err).__name__}: {err}"[:200]
+        compiled = None
+    for name, fn in (("eager_us", equations), ("fused_us", _FusedAdditiveAttention.apply),
+                     ("compiled_us", compiled)):
+        if fn is None:
+            continue
+        fwd_bwd(fn)
+        start = time.process_time()
+        for _ in range(calls):
+            fwd_bwd(fn)
+        out[name] = 1e6 * (time.process_time() - start) / calls
+    return out
+
+
 def markdown(result: dict) -> str:
     lines = [f"# Where a training step goes: pointer-generator + coverage ({result['profile']} profile, cpu)", "",
              f"Produced by `python benchmarks/step_profile.py --profile {result['profile']} --steps "
@@ -115,6 +158,20 @@ def markdown(result: dict) -> str:
             right = f"{b[i]['op']} | {b[i]['ms']:.1f} | {b[i]['calls']:.0f}" if i < len(b) else " | | "
             lines.append(f"| {left} | | {right} |")
         lines.append("")
+    trial = result.get("compile")
+    if trial:
+        lines += ["## torch.compile on the attention step", "",
+                  f"Shapes (batch {result['batch_size']}, source {result['src_len']}); forward + backward, "
+                  "CPU microseconds per call (one thread):", ""]
+        if "compile_error" in trial:
+            lines.append(f"- compiling failed: `{trial['compile_error']}`")
+        else:
+            lines.append(f"- compile time: {trial['compile_s']:.1f} s (dynamic shapes, first call)")
+        for k, label in (("eager_us", "the equations, eager"), ("compiled_us", "the equations, compiled"),
+                         ("fused_us", "hand-fused (the library's)")):
+            if k in trial:
+                lines.append(f"- {label}: {trial[k]:.0f} us")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -124,6 +181,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=6, help="training steps per round and per profile")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--articles", type=int, default=1000)
+    parser.add_argument("--compile", action="store_true", help="also try torch.compile on the attention step")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -152,6 +210,10 @@ def main(argv=None) -> dict:
         "reference_ms": ref, "fast_ms": fast, "speedup": ref / fast,
         "reference_rounds": rounds["reference"], "fast_rounds": rounds["fast"], "profiles": profiles,
     }
+    if args.compile:
+        hp = timer.hp
+        result["compile"] = compile_trial(hp["batch_size"], result["src_len"], hp["attn_size"] or 2 * hp["hidden_size"],
+                                          2 * hp["hidden_size"])
     print(markdown(result))
     summary = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items() if k != "profiles"}
     print(json.dumps(summary, sort_keys=True, default=str))

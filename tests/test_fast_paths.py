@@ -237,3 +237,29 @@ def test_freed_memory_is_kept_on_linux(monkeypatch):
     monkeypatch.delenv("DCA_KEEP_MEMORY")
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert _keep_freed_memory() is True
+
+
+@pytest.mark.parametrize("coverage", [False, True])
+def test_attention_over_steps_gradcheck(coverage):
+    """All steps at once, coverage carried from step to step, against numerical gradients."""
+    from dca_course.nn.attention import attention_over_steps
+
+    att, _, k, _, mask, g = _attention_inputs(torch.float64, coverage=True)
+    q = torch.randn(3, 4, 7, generator=g, dtype=torch.float64, requires_grad=True)   # 4 steps
+    c0 = torch.zeros(3, 9, dtype=torch.float64, requires_grad=True)
+    params = list(att.parameters())
+
+    def f(q, k, c0, *params):
+        context, attn, cov = attention_over_steps(att, k, mask, q, c0, coverage=coverage)
+        return context, attn, cov
+
+    assert torch.autograd.gradcheck(f, (q, k, c0, *params))
+
+
+def test_step_keys_survive_a_second_backward_of_the_same_graph():
+    att, q, k, _, mask, g = _attention_inputs(torch.float64, coverage=False)
+    keys = step_keys(k)
+    loss = sum(att(torch.randn(3, 5, generator=g, dtype=torch.float64), keys, mask)[0].sum() for _ in range(2))
+    (first,) = torch.autograd.grad(loss, [k], retain_graph=True)
+    (second,) = torch.autograd.grad(loss, [k])
+    assert torch.equal(first, second) and first.abs().sum() > 0

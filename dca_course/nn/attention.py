@@ -125,6 +125,92 @@ class _FusedAdditiveAttention(torch.autograd.Function):
         return g_f, g_query, g_cov, g_wc, g_v, g_keys, None
 
 
+class _AttentionOverSteps(torch.autograd.Function):
+    """The attention of all T decoder steps when their queries are known in advance (a decoder
+    without input feeding): eqs. (1)-(3) with coverage (10)-(11) as one autograd operation.
+
+    Coverage makes the steps a recurrence, c^{t+1} = c^t + a^t, so the scores are computed step
+    by step; but the contexts are not needed inside the loop, so all T of them are one matrix
+    product A K (A the (T, src_len) attention of each example), and so are their backward
+    passes.  Backward runs the steps in reverse, carrying g_c, the gradient of the loss with
+    respect to c^t, which every later step adds to:
+
+        g_a^t = g_A^t + g_c^{t+1}           (a^t enters c^{t+1})
+        g_c^t = g_c^{t+1} + g_C^t + g_f^t w_c
+
+    and otherwise the same equations as :class:`_FusedAdditiveAttention`.
+    """
+
+    @staticmethod
+    def forward(ctx, proj_keys, query_proj, w_c, v, keys, mask, coverage0):
+        v2, v_sum = v * 2.0, v.sum()
+        w_c2 = w_c * 2.0 if w_c is not None else None
+        coverage, sigs, attns, covs = coverage0, [], [], []
+        for q_t in query_proj.unbind(1):                                         # (batch, attn)
+            f2 = torch.add(q_t.unsqueeze(1) * 2.0, proj_keys, alpha=2.0)         # 2f
+            if w_c2 is not None:
+                f2.addcmul_(coverage.unsqueeze(-1), w_c2)
+            sig = torch.sigmoid_(f2)
+            a = masked_softmax(torch.matmul(sig, v2) - v_sum, mask)
+            sigs.append(sig)
+            attns.append(a)
+            covs.append(coverage)
+            coverage = coverage + a                                                # eq. (10)
+        A, C = torch.stack(attns, dim=1), torch.stack(covs, dim=1)                # (batch, T, src_len)
+        context = torch.bmm(A, keys)                                               # (batch, T, key_size)
+        ctx.sigs = sigs
+        ctx.save_for_backward(A, C, keys, v, w_c)
+        return context, A, C
+
+    @staticmethod
+    def backward(ctx, g_context, g_A, g_C):
+        A, C, keys, v, w_c = ctx.saved_tensors
+        sigs = ctx.sigs
+        B, T, S = A.shape
+        g_A_total = torch.bmm(g_context, keys.transpose(1, 2))                    # (batch, T, src_len)
+        if g_A is not None:
+            g_A_total = g_A_total + g_A
+        g_keys = torch.bmm(A.transpose(1, 2), g_context)                         # (batch, src_len, key_size)
+        g_pk = torch.zeros_like(sigs[0])
+        g_q = A.new_empty(B, T, sigs[0].size(-1))
+        g_v = torch.zeros_like(v)
+        g_wc = torch.zeros_like(w_c) if w_c is not None else None
+        g_c = A.new_zeros(B, S)                                                    # d loss / d c^{t+1}
+        v4 = v * 4.0
+        for t in range(T - 1, -1, -1):
+            a, sig = A[:, t], sigs[t]
+            g_a = g_A_total[:, t] + g_c
+            g_e = a * (g_a - (a * g_a).sum(-1, keepdim=True))
+            g_f = torch.ops.aten.sigmoid_backward(g_e.unsqueeze(-1) * v4, sig)   # (1 - t^2) g_e v^T
+            g_pk += g_f
+            g_q[:, t] = g_f.sum(1)
+            A_ = sig.size(-1)
+            g_v += torch.mv(sig.reshape(-1, A_).t(), g_e.reshape(-1)) * 2.0 - g_e.sum()
+            if g_C is not None:
+                g_c = g_c + g_C[:, t]
+            if w_c is not None:
+                g_wc += torch.mv(g_f.reshape(-1, A_).t(), C[:, t].reshape(-1))
+                g_c = g_c + torch.matmul(g_f, w_c)
+        return g_pk, g_q, g_wc, g_v, g_keys, None, g_c
+
+
+def attention_over_steps(attention: "AdditiveAttention", keys: torch.Tensor, mask: torch.Tensor,
+                         query_proj: torch.Tensor, coverage0: torch.Tensor, *,
+                         coverage: bool, projected_keys: torch.Tensor | None = None):
+    """All T steps of an attention whose queries are known in advance: ``query_proj`` (batch, T,
+    attn) = W_s s_t + b for every step.  Returns ``(context, attn, coverage)``: (batch, T,
+    key_size), (batch, T, src_len) and c^t, the attention before step t (batch, T, src_len);
+    with ``coverage=False`` the scores ignore c^t (it is still returned, for the coverage loss
+    of a model trained without it).  The same numbers as T calls of ``attention``
+    (``tests/test_fast_paths.py``)."""
+    proj = attention.project_keys(keys) if projected_keys is None else projected_keys
+    w_c = attention.w_c.weight.view(-1) if coverage else None
+    if coverage and w_c is None:
+        raise ValueError("coverage asked of an attention built without coverage=True")
+    return _AttentionOverSteps.apply(proj, query_proj, w_c, attention.v.weight.view(-1), keys,
+                                     mask.to(torch.bool), coverage0)
+
+
 class _StepKeys(torch.autograd.Function):
     """The identity on the keys, whose backward adds sum_t a^t (g_context^t)^T, one matrix
     product over the steps that :class:`_FusedAdditiveAttention` collected."""
@@ -137,11 +223,12 @@ class _StepKeys(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        sink, ctx.sink = ctx.sink, None
+        sink = ctx.sink
         if not sink:
             return g, None
         A = torch.stack([a for a, _ in sink], dim=2)                # (batch, src_len, steps)
         G = torch.stack([gc for _, gc in sink], dim=1)              # (batch, steps, key_size)
+        sink.clear()                                                # a second backward refills it
         total = torch.bmm(A, G)                                     # sum_t a^t (g_context^t)^T
         return (total if g is None else g + total), None
 
@@ -151,7 +238,7 @@ def step_keys(keys: torch.Tensor) -> torch.Tensor:
     the gradient that T steps send them through the context, sum_t a^t (g_context^t)^T, is
     computed once after the last step's backward, as one matrix product, instead of T outer
     products written and added one at a time.  (Returns ``keys`` itself where no gradient is
-    needed.  The graph it builds can be run backward once.)"""
+    needed.)"""
     if not (torch.is_grad_enabled() and keys.requires_grad) or _REFERENCE[0]:
         return keys
     sink: list = []
