@@ -17,7 +17,9 @@ the keys' gradient summed over the steps in one matrix product (see
 2. ``torch.profiler`` tables: self CPU time per operation and per training step, the forward
    pass (loss included) and the backward pass profiled separately, for each version.
 
-3. ``--compile``: ``torch.compile`` tried on the attention step (the equations as written),
+3. ``--models``: the same timing in turns for the recipes' CopyNet and DCA (which share the
+   attention and the teacher forcing) and the pointer-generator with input feeding.
+4. ``--compile``: ``torch.compile`` tried on the attention step (the equations as written),
    its compile time and its forward + backward time against the hand-fused operation, on the
    batch shapes of the timing (CPU, one thread).
 
@@ -97,6 +99,54 @@ def profile_version(timer: StepTimer, batches, reference: bool) -> dict:
     return {"forward_ms": fwd_total, "backward_ms": bwd_total, "tables": tables}
 
 
+def recipe_speedups(steps: int, rounds: int) -> list[dict]:
+    """Training-step CPU ms, reference against fast path in turns, for the recipes' models at the
+    ``fast`` profile (batches of similar source lengths, as the recipes train)."""
+    from dca_course.data.synthnews import load_synthnews
+    from dca_course.recipes import CopyNetRecipe, DCARecipe, PointerGeneratorRecipe
+    from dca_course.registry import Dataset
+
+    short, _, _ = load_synthnews(400, 1, 1, seed=0)
+    long, _, _ = load_synthnews(200, 1, 1, seed=0, long=True)
+    cases = [("pointer-generator + coverage, input feeding", PointerGeneratorRecipe, {"input_feeding": True}, short),
+             ("CopyNet", CopyNetRecipe, {}, short),
+             ("DCA, 3 agents (synthnews-long)", DCARecipe, {}, long)]
+    rows = []
+    for label, recipe_cls, overrides, train in cases:
+        dca_course.seed_everything(0)
+        recipe = recipe_cls(recipe_cls.hparams("fast", overrides))
+        vocab = recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
+        recipe._vocab = vocab
+        model = recipe.build_model(vocab)
+        if hasattr(model, "set_coverage"):
+            model.set_coverage(True)
+        model.train()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+        groups = length_bucketed_batches(train, recipe.hp["batch_size"])[: steps + 1]
+        batches = [recipe.make_batch(g, vocab) for g in groups]
+
+        def step(batch):
+            loss, _ = recipe.loss_fn(model, batch)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+
+        times = {"reference": [], "fast": []}
+        for reference in (True, False):                 # warm-up
+            with reference_code(reference):
+                step(batches[0])
+        for _ in range(rounds):
+            for v in ("reference", "fast"):
+                with reference_code(v == "reference"):
+                    start = time.process_time()
+                    for b in batches[1:]:
+                        step(b)
+                    times[v].append(1000 * (time.process_time() - start) / (len(batches) - 1))
+        ref, fast = statistics.median(times["reference"]), statistics.median(times["fast"])
+        rows.append({"model": label, "reference_ms": ref, "fast_ms": fast, "speedup": ref / fast})
+    return rows
+
+
 def compile_trial(B: int, S: int, A: int, D: int, calls: int = 50) -> dict:
     """Seconds to compile the attention step with ``torch.compile`` (dynamic shapes) and
     microseconds per forward + backward, compiled, eager (the equations) and hand-fused."""
@@ -158,6 +208,13 @@ def markdown(result: dict) -> str:
             right = f"{b[i]['op']} | {b[i]['ms']:.1f} | {b[i]['calls']:.0f}" if i < len(b) else " | | "
             lines.append(f"| {left} | | {right} |")
         lines.append("")
+    if result.get("models"):
+        lines += ["## The other models sharing the machinery (`--models`)", "",
+                  "Training-step CPU ms, `fast` profile, reference and fast path in turns (median of the rounds):", "",
+                  "| model | reference | fast | speedup |", "|---|---:|---:|---:|"]
+        for r in result["models"]:
+            lines.append(f"| {r['model']} | {r['reference_ms']:.0f} | {r['fast_ms']:.0f} | {r['speedup']:.2f}x |")
+        lines.append("")
     trial = result.get("compile")
     if trial:
         lines += ["## torch.compile on the attention step", "",
@@ -182,6 +239,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--compile", action="store_true", help="also try torch.compile on the attention step")
+    parser.add_argument("--models", action="store_true", help="also time CopyNet, DCA and the input-feeding variant")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -210,6 +268,8 @@ def main(argv=None) -> dict:
         "reference_ms": ref, "fast_ms": fast, "speedup": ref / fast,
         "reference_rounds": rounds["reference"], "fast_rounds": rounds["fast"], "profiles": profiles,
     }
+    if args.models:
+        result["models"] = recipe_speedups(args.steps, args.rounds)
     if args.compile:
         hp = timer.hp
         result["compile"] = compile_trial(hp["batch_size"], result["src_len"], hp["attn_size"] or 2 * hp["hidden_size"],

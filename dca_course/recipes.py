@@ -341,6 +341,9 @@ def _add_copying_arguments(parser) -> None:
                                  help="pointer-generator: feed the previous context to the decoder LSTM "
                                       "as See et al.'s code does (default off: the decoder LSTM then runs "
                                       "fused over the summary, faster to train, the same ROUGE)")),
+        ("--max-src", dict(type=int, default=None, metavar="N",
+                           help="source tokens a summariser reads (pointer-generator and CopyNet: the first "
+                                "400, as See et al.; dca: 800, split among the agents, as Celikyilmaz et al.)")),
         ("--beam-size", dict(type=int, default=None, help="beam width for evaluation (1: greedy)")),
         ("--vocab-size", dict(type=int, default=None, help="vocabulary size (most frequent training words)")),
         ("--max-decode", dict(type=int, default=None, help="longest output when decoding")),
@@ -602,7 +605,7 @@ class DCARecipe(CopyingRecipe):
 
     data_kinds = ("summaries",)
     profiles = {
-        "fast": dict(emb_size=64, hidden_size=128, context_layers=1, agents=3, vocab_size=2000, max_src=400,
+        "fast": dict(emb_size=64, hidden_size=128, context_layers=1, agents=3, vocab_size=2000, max_src=800,
                      max_tgt=100, beam_size=4, epochs=6, batch_size=32, lr=2e-3, clip=2.0, rl=False,
                      rl_epochs=1, rl_lr=1e-4, rl_batch_size=8, rl_train=400, gamma=0.9984, cohesion=0.0,
                      reward="rougeL", intermediate_rewards=False, rl_samples=4, baseline="loo",

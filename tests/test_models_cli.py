@@ -101,3 +101,21 @@ def test_evaluate_on_truncated_checkpoint_names_the_file(tmp_path, capsys):
     (run / "last.pt").write_bytes(b"PK\x03\x04 truncated")
     assert main(["evaluate", str(run)]) == 2
     assert str(run / "last.pt") in capsys.readouterr().err
+
+
+def test_max_src_and_input_feeding_reach_the_recipes():
+    """--max-src sets how much of an article a summariser reads (PG 400, DCA 800 by default);
+    --input-feeding switches the pointer-generator's decoder input."""
+    from dca_course.__main__ import _overrides, build_parser
+    from dca_course.recipes import DCARecipe, PointerGeneratorRecipe
+
+    parser = build_parser()
+    assert PointerGeneratorRecipe.hparams("fast", {})["max_src"] == 400
+    assert DCARecipe.hparams("fast", {})["max_src"] == 800
+    assert PointerGeneratorRecipe.hparams("fast", {})["input_feeding"] is False
+    args = parser.parse_args(["train", "pointer-generator", "--data", "synthnews", "--max-src", "800",
+                              "--input-feeding"])
+    hp = PointerGeneratorRecipe.hparams("fast", _overrides(args))
+    assert hp["max_src"] == 800 and hp["input_feeding"] is True
+    model = PointerGeneratorRecipe(hp).build_model(Vocab.build([["a", "b"]]))
+    assert model.input_feeding is True
