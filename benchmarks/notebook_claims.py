@@ -137,6 +137,16 @@ def claim_table(runs: list[dict]) -> list[dict]:
     return list(rows.values())
 
 
+def _resolve(arg: Path) -> Path:
+    """A notebook's path, or its number (``05``) -> notebooks/05_*.ipynb."""
+    if arg.exists() or not str(arg).isdigit():
+        return arg.resolve()
+    found = sorted(NOTEBOOKS.glob(f"{str(arg).zfill(2)}_*.ipynb"))
+    if len(found) != 1:
+        raise SystemExit(f"no single notebook numbered {arg} in {NOTEBOOKS}")
+    return found[0]
+
+
 def write_results(out_dir: Path, runs: list[dict], notebooks: list[Path], speed, commands: list[str]) -> None:
     from dca_course.train import write_json, write_text
 
@@ -182,7 +192,8 @@ def markdown(runs, claims, audits, speed, commands) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="paths, or numbers such as 05 (default: every notebook)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--cpu-capability", default=None,
                         help="also run seed 0 with ATEN_CPU_CAPABILITY set to this (e.g. default)")
@@ -204,7 +215,7 @@ def main(argv=None) -> int:
         notebooks = sorted({NOTEBOOKS / f"{r['notebook']}.ipynb" for r in runs})
         write_results(args.out, runs, notebooks, speed, [e["command"] for e in earlier])
         return 0 if all(r["passed"] for r in runs) else 1
-    notebooks = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = [_resolve(p) for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="dca-claims-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     configs = [(seed, None) for seed in args.seeds] + ([(0, args.cpu_capability)] if args.cpu_capability else [])
