@@ -13,6 +13,12 @@ Every decoder of the course speaks one protocol (see :mod:`dca_course.models`):
 
 Because the state is a dict of batch-first tensors, a search can reorder or repeat
 hypotheses with one ``index_select`` per entry, whatever the model keeps in it.
+
+A batch's extended vocabulary is as wide as its *widest* example: V + the largest number of
+OOV words of any article in it.  For an article with fewer OOV words the columns after its own
+are no word at all; the model gives them (almost) no probability, and every search here also
+sets their log-probability to -inf (:func:`mask_impossible`, from the state's ``oov_mask``), so
+that no search, sampling temperature or length bonus can ever choose one.
 """
 from __future__ import annotations
 
@@ -39,6 +45,23 @@ def decoder_input(model, ids: torch.Tensor) -> torch.Tensor:
     return ids if getattr(model, "extended_vocab", False) else to_inputs(ids, model.vocab_size)
 
 
+def mask_impossible(log_probs: torch.Tensor, state: dict) -> torch.Tensor:
+    """``log_probs`` (rows, V + n_oov) with -inf on the columns no word of the row's article fills.
+
+    Column V + j is the j-th OOV word of the row's own article; a copying model's state holds
+    ``oov_mask`` (rows, n_oov), True where that word exists
+    (:func:`~dca_course.models.pointer_generator.oov_slots`).  Ids at or beyond V + the row's OOV
+    count are impossible.  A state without ``oov_mask`` (a model that cannot copy) is left as is.
+    """
+    oov_mask = state.get("oov_mask") if isinstance(state, dict) else None
+    if oov_mask is None or oov_mask.numel() == 0 or bool(oov_mask.all()):
+        return log_probs
+    n_oov = oov_mask.size(-1)
+    width = log_probs.size(-1)
+    impossible = torch.cat([oov_mask.new_zeros(oov_mask.shape[:-1] + (width - n_oov,)), ~oov_mask], dim=-1)
+    return log_probs.masked_fill(impossible, float("-inf"))
+
+
 @torch.no_grad()
 def greedy(model, batch, max_len: int = 50, *, bos_id: int = 2, eos_id: int = 3) -> Decoded:
     """Pick the most probable word at every step, until ``</s>`` or ``max_len``."""
@@ -62,6 +85,7 @@ def _decode(model, batch, max_len, bos_id, eos_id, *, sample, generator=None, te
     chosen, chosen_lp, infos = [], [], {}
     for _ in range(max_len):
         log_probs, state, info = model.step(decoder_input(model, y), state)
+        log_probs = mask_impossible(log_probs, state)        # ids beyond this article's OOV words
         if sample:
             probs = torch.softmax(log_probs / temperature, dim=-1)
             y = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
@@ -95,10 +119,13 @@ def _decode(model, batch, max_len, bos_id, eos_id, *, sample, generator=None, te
 #     is the finished hypothesis with the best score / length ** length_penalty (if none
 #     finished, the best alive one);
 #   * </s> cannot be chosen before ``min_len`` words; with ``block_ngram_repeat=n`` a word that
-#     would repeat an n-gram of the hypothesis is forbidden (off by default).
+#     would repeat an n-gram of the hypothesis is forbidden (off by default); an id beyond the
+#     example's own OOV words is never chosen (:func:`mask_impossible`).
 #
 # The length of a hypothesis counts its words and its </s> (not <s>); length_penalty=1 ranks
-# by the mean log-probability per word, as See et al. do, and 0 by the plain sum.
+# by the mean log-probability per word, and 0 by the plain sum.  See et al.'s code divides by
+# the number of its hypothesis's tokens, which start with <s>: one more; ``count_bos=True``
+# ranks exactly as it does (it can prefer a shorter summary a little less often).
 
 
 def _normalised(score: float, length: int, length_penalty: float) -> float:
@@ -116,7 +143,7 @@ def _banned(seq: list, n: int) -> set:
 @torch.no_grad()
 def beam_search(model, batch, beam_size: int = 4, *, max_len: int = 100, min_len: int = 0,
                 length_penalty: float = 1.0, block_ngram_repeat: int = 0, bos_id: int = 2,
-                eos_id: int = 3, return_info: bool = False) -> Decoded:
+                eos_id: int = 3, return_info: bool = False, count_bos: bool = False) -> Decoded:
     """Beam search over the whole batch at once (every example's K beams in one tensor).
 
     The decoding state of all hypotheses lives in tensors of shape (batch * beam, ...); after
@@ -131,6 +158,7 @@ def beam_search(model, batch, beam_size: int = 4, *, max_len: int = 100, min_len
     K = beam_size
     B = batch.src.size(0)
     dev = batch.src.device
+    extra = int(count_bos)                            # <s> in the length, as See et al.'s code
     state = model.encode(batch)
     rows = torch.arange(B, device=dev).repeat_interleave(K)
     state = {k: v.index_select(0, rows) for k, v in state.items()}
@@ -150,6 +178,7 @@ def beam_search(model, batch, beam_size: int = 4, *, max_len: int = 100, min_len
     for t in range(max_len):
         n = active.numel()
         log_probs, state, info = model.step(decoder_input(model, y), state)
+        log_probs = mask_impossible(log_probs, state)        # ids beyond each article's OOV words
         W = log_probs.size(-1)
         lp = log_probs.view(n, K, W).clone()
         if t < min_len:
@@ -206,10 +235,10 @@ def beam_search(model, batch, beam_size: int = 4, *, max_len: int = 100, min_len
     ids, best_scores, info_rows = [], [], []
     for b in range(B):
         if finished[b]:
-            options = [(_normalised(s, t + 1, length_penalty), t, p, True) for s, t, p in finished[b]]
+            options = [(_normalised(s, t + 1 + extra, length_penalty), t, p, True) for s, t, p in finished[b]]
         else:
             t_last = last_step[b]
-            options = [(_normalised(s, t_last + 1, length_penalty), t_last, k, False)
+            options = [(_normalised(s, t_last + 1 + extra, length_penalty), t_last, k, False)
                        for k, s in enumerate(final_scores.get(b, [])) if s != float("-inf")]
         best = max(options, key=lambda o: o[0])   # first of equals: the earliest found
         norm, t_end, k, ended = best
@@ -266,11 +295,12 @@ class _Hyp:
 @torch.no_grad()
 def beam_search_one_by_one(model, batch, beam_size: int = 4, *, max_len: int = 100, min_len: int = 0,
                            length_penalty: float = 1.0, block_ngram_repeat: int = 0, bos_id: int = 2,
-                           eos_id: int = 3, return_info: bool = False) -> Decoded:
+                           eos_id: int = 3, return_info: bool = False, count_bos: bool = False) -> Decoded:
     """The same search as :func:`beam_search`, written plainly: one example at a time, its
     hypotheses in a Python list (See et al.'s reference decoder).  The reference in tests and
     benchmarks; slow."""
     K = beam_size
+    extra = int(count_bos)
     ids, best_scores, infos = [], [], []
     for i in range(batch.src.size(0)):
         one = select_example(batch, i)
@@ -283,7 +313,7 @@ def beam_search_one_by_one(model, batch, beam_size: int = 4, *, max_len: int = 1
             y = torch.tensor([h.tokens[-1] if h.tokens else bos_id for h in hyps], device=one.src.device)
             log_probs, state, info = model.step(decoder_input(model, y), state)
             W = log_probs.size(-1)
-            lp = log_probs.clone()
+            lp = mask_impossible(log_probs, state).clone()
             if t < min_len:
                 lp[:, eos_id] = float("-inf")
             for r, h in enumerate(hyps):
@@ -299,7 +329,7 @@ def beam_search_one_by_one(model, batch, beam_size: int = 4, *, max_len: int = 1
                 steps = h.steps + [{k: v[r] for k, v in info.items()}] if return_info else []
                 if w == eos_id:
                     if s != float("-inf"):
-                        results.append((_normalised(s, len(h.tokens) + 1, length_penalty), h.tokens, steps))
+                        results.append((_normalised(s, len(h.tokens) + 1 + extra, length_penalty), h.tokens, steps))
                 else:
                     new_hyps.append(_Hyp(h.tokens + [w], s, r, steps))
                 if len(new_hyps) == K or len(results) == K:
@@ -308,7 +338,7 @@ def beam_search_one_by_one(model, batch, beam_size: int = 4, *, max_len: int = 1
             if len(results) >= K or not hyps:
                 break
         if not results:
-            results = [(_normalised(h.score, len(h.tokens), length_penalty), h.tokens, h.steps)
+            results = [(_normalised(h.score, len(h.tokens) + extra, length_penalty), h.tokens, h.steps)
                        for h in hyps if h.score != float("-inf")]
         best = max(results, key=lambda r: r[0])
         ids.append(list(best[1]))

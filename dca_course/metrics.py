@@ -129,6 +129,13 @@ def fact_recall(pred_tokens: Sequence[str], facts: dict) -> float:
     return sum(_states(pred_tokens, f) for f in keys) / len(keys) if keys else 0.0
 
 
+def late_facts(source_tokens: Sequence[str], facts: dict, first: int = 400) -> list:
+    """The key facts that the first ``first`` source tokens do not state: what a reader of only
+    those tokens (See et al.'s pointer-generator reads 400) can never copy."""
+    head = list(source_tokens[:first])
+    return [f for f in facts.get("key_facts") or () if not _states(head, f)]
+
+
 def hallucinated_entities(pred_tokens: Sequence[str], source_tokens: Sequence[str], facts: dict,
                           entity_tokens: Iterable[str] = ()) -> list[str]:
     """Entity name tokens in the prediction that its source does not contain (in order, repeats kept).
@@ -147,7 +154,9 @@ def hallucinated_entities(pred_tokens: Sequence[str], source_tokens: Sequence[st
 def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entity_tokens: Iterable[str] = ()) -> dict:
     """``fact_recall`` (mean share of key facts stated) and ``hallucinated_entities`` (mean number
     of entity tokens per summary that its source does not contain) over examples with ``facts``;
-    an empty dict when no example has facts.  The entity tokens are those of all the scored
+    an empty dict when no example has facts.  Where some articles hold key facts beyond their
+    first 400 tokens (SynthNews-long), also ``late_fact_recall``: the mean share of those
+    :func:`late_facts` stated, over the articles that have any.  The entity tokens are those of all the scored
     examples (names recur across articles: a generator that cannot copy tends to write the
     frequent names it saw in training) plus ``entity_tokens``."""
     pairs = [(p, ex) for p, ex in zip(predictions, examples) if getattr(ex, "facts", None)]
@@ -156,9 +165,13 @@ def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entit
     names = set(entity_tokens)
     for _, ex in pairs:
         names.update(ex.facts.get("all_entity_tokens") or ())
-    return {"fact_recall": mean(fact_recall(p, ex.facts) for p, ex in pairs),
-            "hallucinated_entities": mean(len(hallucinated_entities(p, ex.source, ex.facts, names))
-                                          for p, ex in pairs)}
+    out = {"fact_recall": mean(fact_recall(p, ex.facts) for p, ex in pairs),
+           "hallucinated_entities": mean(len(hallucinated_entities(p, ex.source, ex.facts, names))
+                                         for p, ex in pairs)}
+    late = [(p, facts) for p, ex in pairs if (facts := late_facts(ex.source, ex.facts))]
+    if late:     # long articles: the key facts beyond token 400, stated (over the articles that have some)
+        out["late_fact_recall"] = mean(sum(_states(p, f) for f in facts) / len(facts) for p, facts in late)
+    return out
 
 
 def oov_entity_recall(pred_tokens: Sequence[str], facts: dict, vocab) -> float | None:

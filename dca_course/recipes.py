@@ -346,6 +346,9 @@ def _add_copying_arguments(parser) -> None:
                                 "400, as See et al.; dca: 800, split among the agents, as Celikyilmaz et al.)")),
         ("--beam-size", dict(type=int, default=None, help="beam width for evaluation (1: greedy)")),
         ("--vocab-size", dict(type=int, default=None, help="vocabulary size (most frequent training words)")),
+        ("--emb-size", dict(type=int, default=None, metavar="N", help="word embedding size")),
+        ("--hidden-size", dict(type=int, default=None, metavar="N",
+                               help="LSTM state size (per direction in the encoders)")),
         ("--max-decode", dict(type=int, default=None, help="longest output when decoding")),
         ("--min-decode", dict(type=int, default=None, help="shortest output when beam decoding")),
     ]
@@ -552,7 +555,8 @@ def _add_dca_arguments(parser) -> None:
         ("--rl", dict(action="store_true", default=None,
                       help="dca: self-critical RL mixed with MLE (--gamma); best with --init")),
         ("--gamma", dict(type=float, default=None,
-                         help="dca --rl: weight of the RL loss in the mixed loss (default 0.9984)")),
+                         help="dca --rl: weight of the RL loss in the mixed loss (default 0.9984; 0: the "
+                              "control, the same steps with MLE alone)")),
         ("--cohesion", dict(type=float, default=None, metavar="LAMBDA",
                             help="dca: weight of the semantic cohesion loss (0: off)")),
         ("--init", dict(type=str, default=None, metavar="DIR",
@@ -605,8 +609,8 @@ class DCARecipe(CopyingRecipe):
 
     data_kinds = ("summaries",)
     profiles = {
-        "fast": dict(emb_size=64, hidden_size=128, context_layers=1, agents=3, vocab_size=2000, max_src=800,
-                     max_tgt=100, beam_size=4, epochs=6, batch_size=32, lr=2e-3, clip=2.0, rl=False,
+        "fast": dict(emb_size=64, hidden_size=64, context_layers=1, agents=3, vocab_size=2000, max_src=800,
+                     max_tgt=100, beam_size=4, epochs=6, batch_size=16, lr=3e-3, clip=2.0, rl=False,
                      rl_epochs=1, rl_lr=1e-4, rl_batch_size=8, rl_train=400, gamma=0.9984, cohesion=0.0,
                      reward="rougeL", intermediate_rewards=False, rl_samples=4, baseline="loo",
                      loss_reduction="token", init=None, max_decode=None, min_decode=None),
@@ -721,6 +725,8 @@ class DCARecipe(CopyingRecipe):
             return self.mle_loss(model, batch)
         rl_red, mle_red = self.reductions()
         loss, stats = self.mle_loss(model, batch, mle_red)
+        if self.hp.get("gamma") == 0:     # the control: the same steps with L_MLE alone (nothing sampled)
+            return loss, stats
         rl, rl_stats = self.rl_loss(unwrap(model), batch)
         stats.update(rl_stats)
         return mixed_loss(rl, loss, self.hp.get("gamma", 0.9984)), stats

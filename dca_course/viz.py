@@ -39,22 +39,48 @@ def _as_array(weights) -> np.ndarray:
 
 
 def alignment_summary(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
-                      max_rows: int | None = None, *, trained_model: bool = True) -> str:
-    """One line per output token: ``output <- most-attended source token @position (weight)``."""
+                      max_rows: int | None = None, *, trained_model: bool = True, first_position: int = 0) -> str:
+    """One line per output token: ``output <- most-attended source token @position (weight)``.
+
+    ``first_position`` is the position of ``src_tokens[0]`` in the whole source, for a window
+    cut out of it (:func:`attended_window`): the positions printed are the source's."""
     w = _as_array(weights)[: len(tgt_tokens), : len(src_tokens)]
     lines = []
     for i, tok in enumerate(tgt_tokens[: max_rows or len(tgt_tokens)]):
         j = int(w[i].argmax())
-        lines.append(f"{tok!r:>12} <- {src_tokens[j]!r} @{j} ({w[i, j]:.2f})")
+        lines.append(f"{tok!r:>12} <- {src_tokens[j]!r} @{j + first_position} ({w[i, j]:.2f})")
     return _summary(lines, trained_model)
+
+
+def attended_window(weights, width: int = 25) -> tuple[int, int]:
+    """``(start, stop)``: the ``width`` consecutive source positions that hold the most attention.
+
+    ``weights`` is (output steps, source length), or one vector (source length,); the mass of a
+    window is the attention all the rows pay to it.  Heatmaps of a long source are unreadable
+    past some 30 columns: cut them to ``src[start:stop]`` and ``weights[:, start:stop]``.  Ties
+    go to the earliest window; a source no longer than ``width`` is kept whole.
+    """
+    w = _as_array(weights)
+    per_position = w.reshape(-1, w.shape[-1]).sum(axis=0)                     # (src_len,)
+    n = per_position.shape[0]
+    if n <= width:
+        return 0, n
+    sums = np.convolve(per_position, np.ones(width), mode="valid")           # (n - width + 1,)
+    start = int(np.argmax(sums))
+    return start, start + width
 
 
 def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str], *, ax=None,
                       title: str | None = None, cmap: str = "viridis", max_rows: int | None = None,
-                      trained_model: bool = True, xlabel: str = "source") -> str:
+                      trained_model: bool = True, xlabel: str = "source", first_position: int | None = None,
+                      vmax: float | None = None) -> str:
     """Heatmap of attention weights (output steps x source tokens); returns :func:`alignment_summary`.
 
     ``weights`` is (tgt_len, src_len), rows being output steps; it is cut to the tokens given.
+    For a window of a longer source (:func:`attended_window`) pass the window's weights and
+    tokens and ``first_position=start``: the ticks then read ``word@position`` (positions in the
+    whole source).  ``vmax`` fixes
+    the top of the colour scale (to compare several heatmaps; default: the largest weight).
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -62,15 +88,19 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
     w = _as_array(weights)[: len(tgt_tokens), : len(src_tokens)]
     if ax is None:
         _, ax = plt.subplots(figsize=(min(0.35 * len(src_tokens) + 2, 16), min(0.3 * len(tgt_tokens) + 1.5, 12)))
-    sns.heatmap(w, ax=ax, cmap=cmap, vmin=0.0, vmax=max(float(w.max()), 1e-9), cbar=True,
-                xticklabels=list(src_tokens), yticklabels=list(tgt_tokens), square=False)
+    offset = first_position or 0
+    xticks = list(src_tokens) if first_position is None else [f"{t}@{j + offset}" for j, t in enumerate(src_tokens)]
+    top = vmax if vmax is not None else max(float(w.max()), 1e-9)
+    sns.heatmap(w, ax=ax, cmap=cmap, vmin=0.0, vmax=top, cbar=True,
+                xticklabels=xticks, yticklabels=list(tgt_tokens), square=False)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("output")
     ax.tick_params(axis="x", rotation=90)
     ax.tick_params(axis="y", rotation=0)
     if title:
         ax.set_title(title)
-    return alignment_summary(w, src_tokens, tgt_tokens, max_rows, trained_model=trained_model)
+    return alignment_summary(w, src_tokens, tgt_tokens, max_rows, trained_model=trained_model,
+                             first_position=offset)
 
 
 def gate_plot(gates: dict, tokens: Sequence[str], *, units: int = 8, axes=None, trained_model: bool = True,
@@ -144,4 +174,69 @@ def memory_gates_heatmap(gates, facts: Sequence[str], *, supporting: Sequence[in
     for i in range(g.shape[0]):
         t = int(g[i].argmax())
         lines.append(f"pass {i + 1} -> fact {t}{marks[t].strip()} {facts[t]!r} ({g[i, t]:.2f})")
+    return _summary(lines, trained_model)
+
+
+def agent_attention_heatmaps(agent_attn, word_attn, chunks: Sequence[Sequence[str]], out_words: Sequence[str], *,
+                             width: int = 14, axes=None, trained_model: bool = True) -> str:
+    """Where a Deep Communicating Agents decoder reads: two heatmaps and a text summary.
+
+    ``agent_attn`` (steps, agents) is g^t, ``word_attn`` (steps, agents, len) is l^t_a, ``chunks``
+    the words of each agent, ``out_words`` the output.  Left: g^t, one column per agent.  Right:
+    g^t_a l^t_{a,i}, the weight of each source word, shown for a window of ``width`` words of each
+    agent's chunk, the one that holds most of that weight (an 800-word article is unreadable
+    whole), the agents' windows side by side, separated by white lines and labelled
+    ``agent a`` with the words' positions in its chunk.  Empty agents are left out on the right.
+    Returns one line per agent: its window, its most-read word and its share of all the weight.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    T = len(out_words)
+    g = _as_array(agent_attn)[:T]                                             # (T, M)
+    lw = _as_array(word_attn)[:T]                                             # (T, M, len)
+    M = g.shape[1]
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(16, min(0.3 * T + 2.0, 12)), gridspec_kw={"width_ratios": [1, 5]})
+    total = float(sum((g[:, a:a + 1] * lw[:, a, : len(c)]).sum() for a, c in enumerate(chunks))) or 1.0
+    cols, ticks, spans, lines = [], [], [], []
+    for a, chunk in enumerate(chunks):
+        if not len(chunk):
+            lines.append(f"agent {a + 1}: no words")
+            continue
+        read = g[:, a:a + 1] * lw[:, a, : len(chunk)]                             # (T, len)
+        mass = read.sum(axis=0)
+        j = int(mass.argmax())
+        if len(chunk) <= width:
+            start = 0
+        else:   # the heaviest window; of equally heavy ones, the one centred nearest the most-read word
+            sums = np.convolve(mass, np.ones(width), mode="valid")
+            best = np.flatnonzero(sums >= sums.max() * (1 - 1e-9))
+            start = int(best[np.argmin(np.abs(best + width // 2 - j))])
+        stop = min(start + width, len(chunk))
+        spans.append((len(ticks), len(ticks) + stop - start, a, start, stop))
+        cols.append(read[:, start:stop])
+        ticks.extend(chunk[start:stop])
+        lines.append(f"agent {a + 1}: words {start}-{stop - 1} of {len(chunk)} shown; most read {chunk[j]!r} "
+                     f"@{j}; {mass.sum() / total:.0%} of the weight")
+    sns.heatmap(g, ax=axes[0], cmap="viridis", vmin=0.0, vmax=1.0, cbar=False,
+                xticklabels=[f"agent {a + 1}" for a in range(M)], yticklabels=list(out_words))
+    axes[0].set_xlabel("agent")
+    axes[0].set_ylabel("output")
+    axes[0].set_title("agent attention $g^t$")
+    axes[0].tick_params(axis="y", rotation=0)
+    if cols:
+        w = np.concatenate(cols, axis=1)
+        sns.heatmap(w, ax=axes[1], cmap="viridis", vmin=0.0, vmax=max(float(w.max()), 1e-9), cbar=True,
+                    xticklabels=ticks, yticklabels=list(out_words))
+        for lo, hi, a, start, stop in spans:
+            if lo:
+                axes[1].axvline(lo, color="white", lw=3)
+            axes[1].text((lo + hi) / 2, 1.01, f"agent {a + 1}: words {start}-{stop - 1}", ha="center", va="bottom",
+                         fontsize=10, transform=axes[1].get_xaxis_transform())
+        axes[1].tick_params(axis="x", rotation=90)
+        axes[1].tick_params(axis="y", rotation=0)
+    axes[1].set_xlabel(f"source words, in each agent the {width}-word window it reads most")
+    axes[1].set_ylabel("output")
+    axes[1].set_title("$g^t_a\\, l^t_{a,i}$: the weight of each word", pad=26)
     return _summary(lines, trained_model)

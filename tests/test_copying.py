@@ -10,7 +10,8 @@ from dca_course import metrics, seed_everything
 from dca_course.__main__ import main
 from dca_course.data import Example, Vocab
 from dca_course.data.batching import collate
-from dca_course.decoding import beam_search, beam_search_one_by_one, greedy, select_example
+from dca_course.decoding import (beam_search, beam_search_one_by_one, greedy, mask_impossible, sample,
+                                 select_example)
 from dca_course.losses import coverage_loss, sequence_nll
 from dca_course.models.copynet import CopyNet, copy_mix, selective_read
 from dca_course.models.pointer_generator import PointerGenerator, final_distribution
@@ -227,7 +228,7 @@ def test_batched_beam_search_equals_one_example_at_a_time(name):
     vocab, batch = _beam_batch()
     model = _beam_model(name)
     differs, lengths = False, set()
-    for K, kw in [(3, {}), (4, dict(min_len=3)), (4, dict(length_penalty=0.0, max_len=7))]:
+    for K, kw in [(3, {}), (4, dict(min_len=3)), (4, dict(length_penalty=0.0, max_len=7)), (3, dict(count_bos=True))]:
         kw = {"max_len": 10, **kw}
         fast = beam_search(model, batch, K, return_info=True, **kw)
         slow = beam_search_one_by_one(model, batch, K, return_info=True, **kw)
@@ -272,6 +273,85 @@ def test_beam_search_scores_are_length_normalised_log_probs():
             total += float(lp[0, w].detach())
             y = torch.tensor([w])
         assert abs(total / (len(ids) + ended) - float(d.scores[i])) < 1e-9
+    # See et al.'s code counts <s> in the length too
+    d = beam_search(model, batch, 3, max_len=10, count_bos=True)
+    for i, ids in enumerate(d.ids):
+        one = select_example(batch, i)
+        state, y, total = model.encode(one), torch.tensor([vocab.bos_id]), 0.0
+        ended = len(ids) < 10
+        for w in ids + ([EOS] if ended else []):
+            lp, state, _ = model.step(y, state)
+            total += float(lp[0, w].detach())
+            y = torch.tensor([w])
+        assert abs(total / (1 + len(ids) + ended) - float(d.scores[i])) < 1e-9
+
+
+# -- impossible columns of the extended vocabulary ---------------------------------------------
+class _ForcesLastColumn(torch.nn.Module):
+    """A copying model whose every step gives the *last* column of the batch's extended
+    vocabulary log-probability 0 (probability 1, far above every real word).  For an article
+    with fewer OOV words than the batch's widest, that column is no word at all."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.vocab_size = inner.vocab_size
+        self.extended_vocab = True
+
+    def encode(self, batch):
+        return self.inner.encode(batch)
+
+    def step(self, y_prev, state):
+        log_probs, state, info = self.inner.step(y_prev, state)
+        log_probs = log_probs.clone()
+        log_probs[:, -1] = 0.0
+        return log_probs, state, info
+
+
+def _impossible_setting(name):
+    vocab, batch = _beam_batch()
+    counts = [len(o) for o in batch.oovs]
+    assert batch.n_oov == 2 and counts == [1, 0, 2, 0, 1]   # only example 2 fills column V + 1
+    return vocab, batch, counts, _ForcesLastColumn(_beam_model(name))
+
+
+def _check_no_impossible_ids(all_ids, V, counts):
+    for ids, n in zip(all_ids, counts):
+        assert all(w < V + n for w in ids), (ids, V, n)
+    assert V + 1 in all_ids[2]                      # the forced column is chosen where it is a word
+
+
+def test_mask_impossible_sets_only_columns_beyond_each_rows_oovs():
+    lp = torch.zeros(3, 6)                                       # V = 3, n_oov = 3
+    state = {"oov_mask": torch.tensor([[True, False, False], [True, True, True], [False, False, False]])}
+    masked = mask_impossible(lp, state)
+    inf = float("-inf")
+    assert masked.tolist() == [[0, 0, 0, 0, inf, inf], [0] * 6, [0, 0, 0, inf, inf, inf]]
+    assert mask_impossible(lp, {"h": lp}) is lp                  # a model that cannot copy: untouched
+
+
+@pytest.mark.parametrize("name", ["pointer-gen+cov", "copynet"])
+def test_impossible_extended_ids_never_chosen_greedy_or_beam(name):
+    vocab, batch, counts, model = _impossible_setting(name)
+    V = len(vocab)
+    _check_no_impossible_ids(greedy(model, batch, 6).ids, V, counts)
+    for K, kw in [(1, {}), (3, {}), (4, dict(min_len=3, length_penalty=0.0))]:
+        _check_no_impossible_ids(beam_search(model, batch, K, max_len=6, **kw).ids, V, counts)
+
+
+@pytest.mark.parametrize("name", ["pointer-gen+cov", "copynet"])
+def test_impossible_extended_ids_never_sampled(name):
+    vocab, batch, counts, model = _impossible_setting(name)
+    V = len(vocab)
+    for seed in range(5):
+        for temperature in (1.0, 20.0):
+            gen = torch.Generator().manual_seed(seed)
+            d = sample(model, batch, 6, generator=gen, temperature=temperature)
+            for ids, n in zip(d.ids, counts):
+                assert all(w < V + n for w in ids), (seed, temperature, ids, n)
+            assert torch.isfinite(d.log_probs).all()
+    d = sample(model, batch, 6, generator=torch.Generator().manual_seed(0))
+    assert V + 1 in d.ids[2]                        # the forced column is sampled where it is a word
 
 
 # -- gradcheck ---------------------------------------------------------------------------------

@@ -54,3 +54,60 @@ def test_heatmap_returns_the_same_summary():
     matplotlib.use("Agg")
     w = np.array([[0.2, 0.8], [0.6, 0.4]])
     assert viz.attention_heatmap(w, ["a", "b"], ["B", "A"]) == viz.alignment_summary(w, ["a", "b"], ["B", "A"])
+
+
+def test_attended_window_finds_the_span_with_most_attention():
+    w = np.zeros((3, 40))
+    w[:, 10:14] = 0.2                         # the attended span
+    w[0, 35] = 0.2                            # one stray step
+    assert viz.attended_window(w, 8) == (6, 14)      # earliest of the windows holding all of 10..13
+    assert viz.attended_window(w[0], 30) == (6, 36)  # one vector; the stray position fits too
+    assert viz.attended_window(w, 50) == (0, 40)     # a short source is kept whole
+
+
+def test_heatmap_of_a_window_reports_positions_in_the_whole_source():
+    import matplotlib
+    import matplotlib.pyplot as plt
+    matplotlib.use("Agg")
+    w = np.array([[0.2, 0.8], [0.6, 0.4]])
+    _, ax = plt.subplots()
+    text = viz.attention_heatmap(w, ["a", "b"], ["B", "A"], ax=ax, first_position=30, trained_model=False)
+    assert text.splitlines() == ["         'B' <- 'b' @31 (0.80)", "         'A' <- 'a' @30 (0.60)"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a@30", "b@31"]
+    plt.close("all")
+
+
+def test_agent_attention_heatmaps_crop_each_agent_and_label_it():
+    import matplotlib
+    import matplotlib.pyplot as plt
+    matplotlib.use("Agg")
+    chunks = [[f"a{i}" for i in range(30)], [f"b{i}" for i in range(5)], []]
+    g = np.array([[0.8, 0.2, 0.0], [0.1, 0.9, 0.0]])
+    l = np.zeros((2, 3, 30))
+    l[:, 0, 20] = 1.0                       # agent 1 reads a20
+    l[:, 1, 3] = 1.0                        # agent 2 reads b3
+    _, axes = plt.subplots(1, 2)
+    text = viz.agent_attention_heatmaps(g, l, chunks, ["X", "Y"], width=6, axes=axes, trained_model=False)
+    assert text.splitlines() == ["agent 1: words 17-22 of 30 shown; most read 'a20' @20; 45% of the weight",
+                                 "agent 2: words 0-4 of 5 shown; most read 'b3' @3; 55% of the weight",
+                                 "agent 3: no words"]
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["agent 1", "agent 2", "agent 3"]
+    assert axes[0].get_xlabel() == "agent"
+    assert [t.get_text() for t in axes[1].get_xticklabels()] == [f"a{i}" for i in range(17, 23)] + [f"b{i}" for i in range(5)]
+    assert [t.get_text() for t in axes[1].texts] == ["agent 1: words 17-22", "agent 2: words 0-4"]
+    plt.close("all")
+
+
+def test_late_facts_are_the_key_facts_beyond_the_first_400_tokens():
+    from types import SimpleNamespace
+
+    source = ["ann", "lee", "won"] + ["filler"] * 400 + ["by", "12", "votes"]
+    facts = {"key_facts": ["ann lee", "12", "votes ."], "all_entity_tokens": ["ann", "lee"]}
+    assert metrics.late_facts(source, facts) == ["12", "votes ."]
+    assert metrics.late_facts(source, facts, first=len(source)) == ["votes ."]   # never stated at all
+    ex = SimpleNamespace(source=source, facts=facts)
+    short = SimpleNamespace(source=["ann", "lee", "won"], facts={"key_facts": ["ann lee"]})
+    got = metrics.fact_metrics([["ann", "lee", "won", "12"], ["ann"]], [ex, short])
+    assert got["fact_recall"] == (2 / 3 + 0.0) / 2
+    assert got["late_fact_recall"] == 0.5                      # only the long article has late facts: 1 of 2
+    assert "late_fact_recall" not in metrics.fact_metrics([["ann"]], [short])

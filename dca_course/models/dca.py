@@ -55,9 +55,16 @@ distribution over the extended vocabulary, and the agent attention mixes them::
 Eq. (14) is the pointer-generator's final distribution
 (:func:`~dca_course.models.pointer_generator.final_distribution`), computed for all
 (batch * agents) rows at once.  Empty agents get exactly zero agent attention, so they add
-nothing to eq. (10) or (15).  (Memory: eq. (14) holds batch * agents rows of the extended
-vocabulary per step; with V = 50,000 that is a few GB for a teacher-forced batch of 16 x 100
-steps - fine on a GPU, tiny for the course's V = 2,000.)
+nothing to eq. (10) or (15).  Written as above, eq. (14) holds batch * agents rows of the
+extended vocabulary per step (with V = 50,000, a few GB for a teacher-forced batch of 16 x 100
+steps); the model computes the same P with the sum over agents taken first,
+
+    P(w) = (sum_a g_a^t p_a^t) P_voc(w) + sum_{(a, i): w_{a,i} = w} g_a^t (1 - p_a^t) l_{a,i}^t,
+
+one row per step, with a hand-written backward pass (:func:`log_mixed_distribution`); inside
+:func:`~dca_course.nn.attention.reference_code` it runs eqs. (14) and (15) as written, and the tests
+hold both equal.  The word attention's keys get their gradient from all steps in one product
+(:func:`~dca_course.nn.attention.step_keys`).
 
 Decoding protocol (see :mod:`dca_course.models`): ``encode(batch)`` returns a dict of
 batch-first tensors (agents and words as further dimensions), ``step(y_prev, state)`` takes
@@ -69,7 +76,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..nn.attention import AdditiveAttention
+from ..nn.attention import AdditiveAttention, step_keys, using_reference_code
 from .pointer_generator import decoder_inputs, final_distribution, oov_slots, safe_log, teacher_forcing
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents",
@@ -96,6 +103,64 @@ def agent_messages(last: torch.Tensor, agent_mask: torch.Tensor) -> torch.Tensor
     others = (total - last * m)                                              # sum over m != a
     count = (m.sum(dim=1, keepdim=True) - m).clamp_min(1.0)                  # M - 1 (non-empty)
     return others / count
+
+
+def _with_sink(view: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """``view`` (a reshaped view of ``source``) marked, like ``source``, as keys prepared by
+    :func:`~dca_course.nn.attention.step_keys`, so that the attention finds the shared sink."""
+    sink = getattr(source, "_attention_grad_sink", None)
+    if sink is not None:
+        view._attention_grad_sink = sink
+    return view
+
+
+class _LogMixedDistribution(torch.autograd.Function):
+    """log P for P(w) = gen P_voc(w) + sum_{(a, i): w_{a,i} = w} copy_{a,i}, P_voc = softmax(logits),
+    with its backward pass written out (as the pointer-generator's ``_LogFinalDistribution``):
+
+        g_P = g / P (0 where P <= tiny),   t = g_P[:V] P_voc
+        g_logits = gen (t - P_voc sum t),   g_gen = sum t,   g_copy_{a,i} = g_P[w_{a,i}]
+    """
+
+    @staticmethod
+    def forward(ctx, logits, gen, copy, index, n_oov: int):
+        V = logits.size(-1)
+        p_vocab = torch.softmax(logits, dim=-1)
+        P = logits.new_empty(logits.shape[:-1] + (V + n_oov,))
+        torch.mul(p_vocab, gen, out=P[..., :V])
+        P[..., V:].zero_()
+        P.scatter_add_(-1, index, copy)
+        log_p = torch.clamp_min(P, torch.finfo(P.dtype).tiny).log_()
+        ctx.save_for_backward(p_vocab, P, gen, index)
+        return log_p
+
+    @staticmethod
+    def backward(ctx, g):
+        p_vocab, P, gen, index = ctx.saved_tensors
+        V = p_vocab.size(-1)
+        g_P = torch.where(P > torch.finfo(P.dtype).tiny, g / P, torch.zeros((), dtype=g.dtype, device=g.device))
+        g_copy = g_P.gather(-1, index)
+        t = g_P[..., :V] * p_vocab
+        sum_t = t.sum(-1, keepdim=True)
+        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(gen)
+        return g_logits, sum_t, g_copy, None, None
+
+
+def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor,
+                           n_oov: int) -> torch.Tensor:
+    """log P of eqs. (14)-(15) with the sum over agents taken first, floored as ``safe_log`` does:
+
+        P(w) = sum_a g_a P^a(w) = (sum_a g_a p_a) P_voc(w) + sum_{(a, i): w_{a,i} = w} g_a (1 - p_a) l_{a,i}
+
+    logits (batch, ..., V) (P_voc = softmax(logits)), gen = sum_a g_a p_a (batch, ..., 1), copy =
+    g_a (1 - p_a) l_{a,i} (batch, ..., agents, len), src_ext (batch, agents, len).  The same numbers as
+    :func:`mix_agents` over :func:`~dca_course.models.pointer_generator.final_distribution`, without the
+    agents x extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents'
+    words."""
+    flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
+    index = src_ext.flatten(1)
+    index = index.view(index.shape[:1] + (1,) * (flat.dim() - 2) + index.shape[1:]).expand_as(flat)
+    return _LogMixedDistribution.apply(logits, gen, flat, index, n_oov)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
@@ -230,6 +295,11 @@ class DCA(nn.Module):
         mask = batch.src_mask                                                   # (B, M, L)
         keys, final = self.encode_agents(batch.src, mask)                      # (B, M, L, H)
         B, M, L, H = keys.shape
+        # the gradient that every step's word attention sends the keys, in one product after the
+        # last step (see nn.attention.step_keys); the same values
+        flat = step_keys(keys.reshape(B * M, L, H))
+        if flat is not keys:
+            keys = _with_sink(flat.view(B, M, L, H), flat)
         return {
             "keys": keys,
             "proj_keys": self.word_attention.project_keys(keys),               # W5 h, once
@@ -257,7 +327,7 @@ class DCA(nn.Module):
         # word attention inside every agent: agents as a batch dimension
         s_rep = s.unsqueeze(1).expand(B, M, H).reshape(B * M, H)
         ctx_a, word_attn = self.word_attention(
-            s_rep, keys.reshape(B * M, L, H), mask.reshape(B * M, L),
+            s_rep, _with_sink(keys.reshape(B * M, L, H), keys), mask.reshape(B * M, L),
             projected_keys=state["proj_keys"].reshape(B * M, L, -1))               # eqs. (7), (8)
         ctx_a = ctx_a.view(B, M, H)                                                  # c_a^t
         context, agent_attn = self.agent_attention(s, ctx_a, state["agent_mask"])   # eqs. (9), (10)
@@ -272,14 +342,20 @@ class DCA(nn.Module):
         s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
         M = ctx_a.size(-2)
         feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
-        p_vocab = torch.softmax(self.out(self.out_hidden(torch.cat(feats, -1))), -1)   # eq. (12) / (11)
+        logits = self.out(self.out_hidden(torch.cat(feats, -1)))                        # eq. (12) / (11)
         per_agent = lambda t: t.unsqueeze(-2).expand(t.shape[:-1] + (M, t.size(-1)))   # noqa: E731
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s), per_agent(x)], -1)))  # eq. (13)
         n_oov = state["oov_mask"].size(1)
-        p_agents = final_distribution(per_agent(p_vocab), word_attn, p_gen, state["src_ext"], n_oov)  # eq. (14)
-        probs = mix_agents(p_agents, agent_attn)                                                 # eq. (15)
         info = {"word_attn": word_attn, "agent_attn": agent_attn, "p_gen": p_gen.squeeze(-1), "s": s}
-        return safe_log(probs), info
+        if using_reference_code():
+            p_vocab = torch.softmax(logits, -1)
+            p_agents = final_distribution(per_agent(p_vocab), word_attn, p_gen, state["src_ext"], n_oov)  # eq. (14)
+            return safe_log(mix_agents(p_agents, agent_attn)), info                                 # eq. (15)
+        # eqs. (14) and (15) with the sum over agents taken first (the same P, see log_mixed_distribution)
+        g = agent_attn.unsqueeze(-1)                                                      # (..., M, 1)
+        gen = (g * p_gen).sum(-2)                                                        # sum_a g_a p_a
+        copy = (g * (1.0 - p_gen)) * word_attn                                           # g_a (1 - p_a) l_{a,i}
+        return log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov), info
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
