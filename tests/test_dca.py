@@ -390,6 +390,10 @@ def test_command_line_options_and_rl_hparams():
     assert hp["epochs"] == 3
     hp = DCARecipe.hparams("fast", _overrides(parser.parse_args(["train", "dca", "--data", "x"])))
     assert hp["rl"] is False and hp["epochs"] == DCARecipe.profiles["fast"]["epochs"]
+    args = parser.parse_args(["train", "dca", "--data", "x", "--emb-size", "16", "--hidden-size", "24"])
+    hp = DCARecipe.hparams("fast", _overrides(args))
+    assert (hp["emb_size"], hp["hidden_size"]) == (16, 24)
+    assert DCARecipe(hp).build_model(Vocab(WORDS)).cell.hidden_size == 24
 
 
 def test_mle_then_rl_from_init(tmp_path: Path):
@@ -518,6 +522,27 @@ def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
         else:
             assert mle == pytest.approx(stats["nll"])
         assert loss.item() == pytest.approx(0.5 * stats["rl_loss"] + 0.5 * mle, rel=1e-5, abs=1e-7)
+
+
+def test_gamma_zero_is_the_mle_control_and_samples_nothing(monkeypatch):
+    """--rl --gamma 0: the same steps with L_MLE alone (RL's control); nothing is sampled."""
+    from dca_course.recipes import DCARecipe
+
+    vocab, batch, model = _setup(context_layers=1)
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("the control must not sample")
+
+    monkeypatch.setattr(DCARecipe, "rl_loss", no_sampling)
+    control = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, gamma=0.0))
+    mle = DCARecipe(dict(DCARecipe.profiles["fast"], rl=False))
+    for recipe in (control, mle):
+        recipe._vocab = vocab
+    loss, stats = control.loss_fn(model, batch)
+    expected, _ = mle.loss_fn(model, batch)
+    assert torch.equal(loss, expected) and "rl_loss" not in stats
+    with pytest.raises(AssertionError, match="must not sample"):     # any other gamma does sample
+        DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, gamma=0.5)).loss_fn(model, batch)
 
 
 def test_leave_one_out_baseline_on_hand_numbers():
