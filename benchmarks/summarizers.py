@@ -172,7 +172,7 @@ def table(results: dict, labels: dict, seeds: list) -> str:
 def paired(results: dict, suite: str, seeds: list) -> list:
     out = []
     for label, key, a, b in PAIRED.get(suite, []):
-        if a in results and b in results:
+        if a in results and b in results and all(key in results[r][s] for r in (a, b) for s in seeds):
             diffs = [results[a][s][key] - results[b][s][key] for s in seeds]
             out.append({"label": label, "metric": key, "a": a, "b": b, **spread(diffs)})
     return out

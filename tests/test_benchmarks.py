@@ -81,3 +81,22 @@ def test_lstm_limit_and_throughput_run_on_a_few_articles():
     assert limit["ratio"] == pytest.approx(limit["model_step_ms"] / limit["lstm_layers_ms"], rel=0.05)
     speed = load("train_throughput").main(["--articles", "64", "--steps", "1", "--device", "cpu"])
     assert speed["tokens_per_s_random_batches"] > 0 and speed["tokens_per_s_length_buckets"] > 0
+
+
+def test_summarizers_spreads_paired_differences_and_data_baselines(tmp_path):
+    s = load("summarizers")
+    results = {name: {seed: {"fact_recall": v, "rougeL": 40.0 + v, "train_seconds": 1.0}
+                      for seed, v in zip((0, 1, 2), values)}
+               for name, values in [("dca3", (0.6, 0.5, 0.7)), ("pg400", (0.4, 0.45, 0.5)), ("pg800", (0.5, 0.5, 0.8)),
+                                    ("dca1", (0.7, 0.4, 0.6))]}
+    rows = {r["label"]: r for r in s.paired(results, "dca", [0, 1, 2])}
+    gap = rows["fact recall: 3 agents minus the pointer-generator reading 400 words"]
+    assert gap["values"] == pytest.approx([0.2, 0.05, 0.2]) and gap["min"] == pytest.approx(0.05)
+    assert gap["mean"] == pytest.approx(0.15) and gap["sd"] == pytest.approx(0.0866, abs=1e-4)
+    assert "ROUGE-L: mixed RL minus the MLE control (same steps)" not in rows      # rows not run: no difference
+    table = s.table(results, {n: n for n in results}, [0, 1, 2])
+    assert "| dca3 | — | — | 40.60 ± 0.10 |" in table                               # mean ± sd over the seeds
+    lead = s.data_baseline("lead:2 --data synthnews:50", "fast", 0)
+    first = s.data_baseline("first:10000 --data synthnews:50", "fast", 0)
+    assert 0 < lead["fact_recall"] < first["fact_recall"] == 1.0                  # a whole article states every fact
+    assert lead["train_seconds"] == 0.0 and lead["novel_bigrams"] == 0.0
