@@ -76,6 +76,7 @@ PAIRED = {
          "pg400"),
         ("ROUGE-L: mixed RL minus the MLE control (same steps)", "rougeL", "dca3rl", "dca3ctl"),
         ("ROUGE-Lsum: mixed RL minus its MLE starting point", "rougeLsum", "dca3rl", "dca3"),
+        ("ROUGE-Lsum: the MLE control minus the same starting point", "rougeLsum", "dca3ctl", "dca3"),
         ("ROUGE-L: mixed RL minus its MLE starting point", "rougeL", "dca3rl", "dca3"),
     ],
 }
