@@ -263,27 +263,17 @@ def test_beam_of_one_is_greedy(name):
 def test_beam_search_scores_are_length_normalised_log_probs():
     vocab, batch = _beam_batch()
     model = _beam_model("pointer-gen+cov")
-    d = beam_search(model, batch, 3, max_len=10)
-    for i, ids in enumerate(d.ids):                 # re-score the best hypothesis step by step
-        one = select_example(batch, i)
-        state, y, total = model.encode(one), torch.tensor([vocab.bos_id]), 0.0
-        ended = len(ids) < 10
-        for w in ids + ([EOS] if ended else []):
-            lp, state, _ = model.step(y, state)
-            total += float(lp[0, w].detach())
-            y = torch.tensor([w])
-        assert abs(total / (len(ids) + ended) - float(d.scores[i])) < 1e-9
-    # See et al.'s code counts <s> in the length too
-    d = beam_search(model, batch, 3, max_len=10, count_bos=True)
-    for i, ids in enumerate(d.ids):
-        one = select_example(batch, i)
-        state, y, total = model.encode(one), torch.tensor([vocab.bos_id]), 0.0
-        ended = len(ids) < 10
-        for w in ids + ([EOS] if ended else []):
-            lp, state, _ = model.step(y, state)
-            total += float(lp[0, w].detach())
-            y = torch.tensor([w])
-        assert abs(total / (1 + len(ids) + ended) - float(d.scores[i])) < 1e-9
+    for count_bos in (False, True):                 # See et al.'s code counts <s> in the length too
+        d = beam_search(model, batch, 3, max_len=10, count_bos=count_bos)
+        for i, ids in enumerate(d.ids):             # re-score the best hypothesis step by step
+            one = select_example(batch, i)
+            state, y, total = model.encode(one), torch.tensor([vocab.bos_id]), 0.0
+            ended = len(ids) < 10
+            for w in ids + ([EOS] if ended else []):
+                lp, state, _ = model.step(y, state)
+                total += float(lp[0, w].detach())
+                y = torch.tensor([w])
+            assert abs(total / (count_bos + len(ids) + ended) - float(d.scores[i])) < 1e-9
 
 
 # -- impossible columns of the extended vocabulary ---------------------------------------------
