@@ -2305,6 +2305,16 @@ def _choose(rng, templates, ok):
     return a if len(a) >= len(b) else b
 
 
+
+def _texts_of(values, typ: str) -> list:
+    """The texts of the slot values of one type, in order, each once."""
+    out = []
+    for v in values:
+        text = " ".join(v.toks)
+        if v.typ == typ and text not in out:
+            out.append(text)
+    return out
+
 def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
     kind = _pick(rng, EVENT_KINDS)
     spec = KINDS[kind]
@@ -2441,21 +2451,8 @@ def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
     if any(not fact_pars[f] for f in key_facts):
         return None
     all_ents = {e for n in used_all | sum_used for e in slots[n].ents} | set(d_used_ents)
-    d_entities = []
-    for _, _, ds, du in distractors:
-        for n in sorted(du):
-            v = ds[n]
-            if v.typ == "ent":
-                text = " ".join(v.toks)
-                if text not in d_entities:
-                    d_entities.append(text)
-    numbers = []
-    for n in sorted(used_all):
-        v = slots[n]
-        if v.typ == "num":
-            text = " ".join(v.toks)
-            if text not in numbers:
-                numbers.append(text)
+    d_entities = _texts_of([ds[n] for _, _, ds, du in distractors for n in sorted(du)], "ent")
+    numbers = _texts_of([slots[n] for n in sorted(used_all)], "num")
     facts = {
         "event": kind,
         "distractor_event": distractors[0][0] if distractors else None,
