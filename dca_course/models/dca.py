@@ -77,7 +77,7 @@ import torch
 from torch import nn
 
 from ..nn.attention import AdditiveAttention, step_keys, using_reference_code
-from .pointer_generator import decoder_inputs, final_distribution, oov_slots, safe_log, teacher_forcing
+from .pointer_generator import decoder_inputs, final_distribution, log_gen_copy, oov_slots, safe_log, teacher_forcing
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents",
            "reverse_within_length"]
@@ -114,38 +114,6 @@ def _with_sink(view: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
     return view
 
 
-class _LogMixedDistribution(torch.autograd.Function):
-    """log P for P(w) = gen P_voc(w) + sum_{(a, i): w_{a,i} = w} copy_{a,i}, P_voc = softmax(logits),
-    with its backward pass written out (as the pointer-generator's ``_LogFinalDistribution``):
-
-        g_P = g / P (0 where P <= tiny),   t = g_P[:V] P_voc
-        g_logits = gen (t - P_voc sum t),   g_gen = sum t,   g_copy_{a,i} = g_P[w_{a,i}]
-    """
-
-    @staticmethod
-    def forward(ctx, logits, gen, copy, index, n_oov: int):
-        V = logits.size(-1)
-        p_vocab = torch.softmax(logits, dim=-1)
-        P = logits.new_empty(logits.shape[:-1] + (V + n_oov,))
-        torch.mul(p_vocab, gen, out=P[..., :V])
-        P[..., V:].zero_()
-        P.scatter_add_(-1, index, copy)
-        log_p = torch.clamp_min(P, torch.finfo(P.dtype).tiny).log_()
-        ctx.save_for_backward(p_vocab, P, gen, index)
-        return log_p
-
-    @staticmethod
-    def backward(ctx, g):
-        p_vocab, P, gen, index = ctx.saved_tensors
-        V = p_vocab.size(-1)
-        g_P = torch.where(P > torch.finfo(P.dtype).tiny, g / P, torch.zeros((), dtype=g.dtype, device=g.device))
-        g_copy = g_P.gather(-1, index)
-        t = g_P[..., :V] * p_vocab
-        sum_t = t.sum(-1, keepdim=True)
-        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(gen)
-        return g_logits, sum_t, g_copy, None, None
-
-
 def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor,
                            n_oov: int) -> torch.Tensor:
     """log P of eqs. (14)-(15) with the sum over agents taken first, floored as ``safe_log`` does:
@@ -160,7 +128,7 @@ def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.
     flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
     index = src_ext.flatten(1)
     index = index.view(index.shape[:1] + (1,) * (flat.dim() - 2) + index.shape[1:]).expand_as(flat)
-    return _LogMixedDistribution.apply(logits, gen, flat, index, n_oov)
+    return log_gen_copy(logits, gen, flat, index, n_oov)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:

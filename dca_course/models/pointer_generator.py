@@ -133,44 +133,53 @@ def final_distribution(p_vocab: torch.Tensor, attn: torch.Tensor, p_gen: torch.T
 
 
 class _LogFinalDistribution(torch.autograd.Function):
-    """log P of eq. (9) from the vocabulary logits, with its backward pass written out.
+    """log P for P(w) = gen softmax(logits)(w) + sum_{i: w_i = w} copy_i (eq. 9 with gen = p_gen and
+    copy_i = (1 - p_gen) a_i; DCA's eqs. 14-15 with the sum over agents taken first), with its
+    backward pass written out.
 
     The extended-vocabulary distribution is the largest tensor of a training step (batch x T x
     (V + OOVs)); autograd would write it, or a gradient of its size, some fifteen times
     (softmax, the product with p_gen, the zero columns, the scatter, the clamp, the log, and
-    each one's backward).  Here: P = p_gen softmax(l) + copy, log P = log max(P, tiny), and
+    each one's backward).  Here: P = gen softmax(l) + copy, log P = log max(P, tiny), and
 
         g_P    = g / P  (0 where P <= tiny, as the clamp's gradient is)
-        g_l    = p_gen (t - softmax(l) sum t),   t = g_P[:V] softmax(l)     (softmax)
-        g_pgen = sum t - sum_i g_P[w_i] a_i,     g_a_i = (1 - p_gen) g_P[w_i]
+        g_l    = gen (t - softmax(l) sum t),   t = g_P[:V] softmax(l)     (softmax)
+        g_gen  = sum t,                        g_copy_i = g_P[w_i]
 
     :func:`log_final_distribution_reference` is the definition it is tested against.
     """
 
     @staticmethod
-    def forward(ctx, logits, p_gen, attn, index, n_oov: int):
+    def forward(ctx, logits, gen, copy, index, n_oov: int):
         V = logits.size(-1)
         p_vocab = torch.softmax(logits, dim=-1)                                  # eq. (4)
         P = logits.new_empty(logits.shape[:-1] + (V + n_oov,))
-        torch.mul(p_vocab, p_gen, out=P[..., :V])
+        torch.mul(p_vocab, gen, out=P[..., :V])
         P[..., V:].zero_()
-        P.scatter_add_(-1, index, (1.0 - p_gen) * attn)                          # eq. (9)
+        P.scatter_add_(-1, index, copy)                                          # eq. (9)
         log_p = torch.clamp_min(P, torch.finfo(P.dtype).tiny).log_()
-        ctx.save_for_backward(p_vocab, P, p_gen, attn, index)
+        ctx.save_for_backward(p_vocab, P, gen, index)
         return log_p
 
     @staticmethod
     def backward(ctx, g):
-        p_vocab, P, p_gen, attn, index = ctx.saved_tensors
+        p_vocab, P, gen, index = ctx.saved_tensors
         V = p_vocab.size(-1)
         g_P = torch.where(P > torch.finfo(P.dtype).tiny, g / P, torch.zeros((), dtype=g.dtype, device=g.device))
-        g_at_source = g_P.gather(-1, index)                                      # g_P[w_i]
+        g_copy = g_P.gather(-1, index)                                           # g_P[w_i]
         t = g_P[..., :V] * p_vocab
         sum_t = t.sum(-1, keepdim=True)
-        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(p_gen)
-        g_p_gen = sum_t - (g_at_source * attn).sum(-1, keepdim=True)
-        g_attn = g_at_source * (1.0 - p_gen)
-        return g_logits, g_p_gen, g_attn, None, None
+        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(gen)
+        return g_logits, sum_t, g_copy, None, None
+
+
+def log_gen_copy(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, index: torch.Tensor,
+                 n_oov: int) -> torch.Tensor:
+    """log P for P(w) = gen softmax(logits)(w) + sum_{i: index_i = w} copy_i over the extended
+    vocabulary, floored as :func:`safe_log` does: logits (batch, ..., V), gen (batch, ..., 1), copy
+    and index (batch, ..., positions).  The one hand-written distribution of the pointer-generator
+    (:func:`log_final_distribution`) and of DCA (:func:`~dca_course.models.dca.log_mixed_distribution`)."""
+    return _LogFinalDistribution.apply(logits, gen, copy, index, n_oov)
 
 
 def _source_index(src_ext: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -189,7 +198,7 @@ def log_final_distribution(logits: torch.Tensor, p_gen: torch.Tensor, attn: torc
     extended vocabulary (:class:`_LogFinalDistribution`)."""
     if using_reference_code():
         return log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov)
-    return _LogFinalDistribution.apply(logits, p_gen, attn, _source_index(src_ext, attn), n_oov)
+    return log_gen_copy(logits, p_gen, (1.0 - p_gen) * attn, _source_index(src_ext, attn), n_oov)
 
 
 def log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov):
