@@ -151,6 +151,14 @@ def spread(values: list) -> dict:
             "min": min(values), "max": max(values), "values": values}
 
 
+def row_summary(label: str, name: str, by_seed: dict, seeds: list) -> dict:
+    """One row of SUITE.json: each metric's mean (flat, as one-seed files had it), its spread, every run."""
+    spreads = {k: spread([by_seed[s][k] for s in seeds]) for k, _, _ in COLUMNS
+               if all(isinstance(by_seed[s].get(k), (int, float)) for s in seeds)}
+    return {"label": label, "name": name, **{k: v["mean"] for k, v in spreads.items()}, "spread": spreads,
+            "per_seed": by_seed}
+
+
 def cell(values: list, digits: int) -> str:
     if not values:
         return "—"
@@ -216,12 +224,7 @@ def main(argv=None) -> dict:
     write_json(args.out / f"{args.suite}.json", {
         "suite": args.suite, "profile": args.profile, "device": args.device, "machine": machine,
         "seeds": args.seeds, "commands": commands,
-        "rows": [{"label": labels[name], "name": name,
-                  **{k: spread([by_seed[s][k] for s in args.seeds])["mean"] for k, _, _ in COLUMNS
-                     if all(isinstance(by_seed[s].get(k), (int, float)) for s in args.seeds)},
-                  "spread": {k: spread([by_seed[s][k] for s in args.seeds]) for k, _, _ in COLUMNS
-                             if all(isinstance(by_seed[s].get(k), (int, float)) for s in args.seeds)},
-                  "per_seed": by_seed} for name, by_seed in results.items()],
+        "rows": [row_summary(labels[name], name, by_seed, args.seeds) for name, by_seed in results.items()],
         "paired": diffs})
     seeds = ", ".join(map(str, args.seeds))
     text = (f"# Summarisers, suite `{args.suite}` ({args.profile} profile, {args.device})\n\n"

@@ -62,12 +62,21 @@ def attended_window(weights, width: int = 25) -> tuple[int, int]:
     """
     w = _as_array(weights)
     per_position = w.reshape(-1, w.shape[-1]).sum(axis=0)                     # (src_len,)
-    n = per_position.shape[0]
-    if n <= width:
-        return 0, n
-    sums = np.convolve(per_position, np.ones(width), mode="valid")           # (n - width + 1,)
-    start = int(np.argmax(sums))
-    return start, start + width
+    start = _heaviest_window(per_position, width)
+    return start, min(start + width, per_position.shape[0])
+
+
+def _heaviest_window(mass: np.ndarray, width: int, near: int | None = None) -> int:
+    """The start of the ``width`` consecutive positions with the most ``mass`` (0 if there are no
+    more positions than that); of equally heavy windows the earliest, or with ``near`` the one
+    centred nearest that position."""
+    if mass.shape[0] <= width:
+        return 0
+    sums = np.convolve(mass, np.ones(width), mode="valid")                    # (n - width + 1,)
+    if near is None:
+        return int(np.argmax(sums))
+    best = np.flatnonzero(sums >= sums.max() * (1 - 1e-9))
+    return int(best[np.argmin(np.abs(best + width // 2 - near))])
 
 
 def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str], *, ax=None,
@@ -207,12 +216,7 @@ def agent_attention_heatmaps(agent_attn, word_attn, chunks: Sequence[Sequence[st
         read = g[:, a:a + 1] * lw[:, a, : len(chunk)]                             # (T, len)
         mass = read.sum(axis=0)
         j = int(mass.argmax())
-        if len(chunk) <= width:
-            start = 0
-        else:   # the heaviest window; of equally heavy ones, the one centred nearest the most-read word
-            sums = np.convolve(mass, np.ones(width), mode="valid")
-            best = np.flatnonzero(sums >= sums.max() * (1 - 1e-9))
-            start = int(best[np.argmin(np.abs(best + width // 2 - j))])
+        start = _heaviest_window(mass, width, near=j)       # of equally heavy windows, the one around word j
         stop = min(start + width, len(chunk))
         spans.append((len(ticks), len(ticks) + stop - start, a, start, stop))
         cols.append(read[:, start:stop])

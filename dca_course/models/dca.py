@@ -77,7 +77,8 @@ import torch
 from torch import nn
 
 from ..nn.attention import AdditiveAttention, step_keys, using_reference_code
-from .pointer_generator import decoder_inputs, final_distribution, log_gen_copy, oov_slots, safe_log, teacher_forcing
+from .pointer_generator import (_source_index, decoder_inputs, final_distribution, log_gen_copy, oov_slots, safe_log,
+                                teacher_forcing)
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents",
            "reverse_within_length"]
@@ -126,9 +127,7 @@ def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.
     agents x extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents'
     words."""
     flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
-    index = src_ext.flatten(1)
-    index = index.view(index.shape[:1] + (1,) * (flat.dim() - 2) + index.shape[1:]).expand_as(flat)
-    return log_gen_copy(logits, gen, flat, index, n_oov)
+    return log_gen_copy(logits, gen, flat, _source_index(src_ext.flatten(1), flat), n_oov)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
