@@ -246,9 +246,9 @@ def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers():
         # eq. (15) directly: each agent's pointer-generator distribution, weighted by g
         state = model.encode(batch)
         lp, _, info = model.step(torch.full((3,), vocab.bos_id), state)
-        p_voc_fn = model.out(model.out_hidden(torch.cat([info["s"], (info["agent_attn"].unsqueeze(-1) *
+        p_voc_fn = model.out(torch.tanh(model.out_hidden(torch.cat([info["s"], (info["agent_attn"].unsqueeze(-1) *
                                                                       _agent_contexts(model, state, info)).sum(1),
-                                                          state["context"]], -1))).softmax(-1)
+                                                          state["context"]], -1)))).softmax(-1)
         expected = torch.zeros(3, W)
         for a in range(3):
             p_a = final_distribution(p_voc_fn, info["word_attn"][:, a], info["p_gen"][:, a: a + 1],

@@ -28,6 +28,11 @@ Choices the paper leaves open:
 * an *empty* agent (a short document, see :func:`~dca_course.data.agents.split_document`)
   sends no message: the mean of eq. (5) runs over the other agents that have words, and is
   zero when there is none; its own states are zero;
+* h_{m,I}^(k), the state a message is built from, is the layer's output at the agent's last
+  word, as eq. (5) reads: W [->h_I; <-h_I].  Its forward half has read the whole chunk, its
+  backward half only the last word (``last_states``); the bi-LSTM's final backward state
+  <-h_1 would be the one that has read everything backwards, but the paper's h_{m,I} is the
+  output at position I, and this follows the paper;
 * all agents run as one batch: (batch, agents, len, dim) is reshaped to
   (batch * agents, len, dim) for every LSTM, never a Python loop over agents.
 
@@ -44,6 +49,10 @@ x_t = [E y_{t-1}; c*_{t-1}] (the previous context fed back).  At step t, with st
     c*_t   = sum_a g_a^t c_a^t                                                         (10)
     P_voc  = softmax(MLP([s_t; c*_t]))                                                 (11)
     P_voc  = softmax(MLP([s_t; c*_t; c*_{t-1}]))  contextual agent attention (default)  (12)
+
+The MLP is one hidden layer: MLP(u) = W_out tanh(W_h u + b_h) + b_out (the paper names an MLP
+and gives no sizes; a nonlinearity is what makes it one, where the pointer-generator's eq. (4)
+is two plain linear maps).
 
 Multi-agent pointer network: each agent has its own generation probability and its own
 distribution over the extended vocabulary, and the agent attention mixes them::
@@ -236,8 +245,8 @@ class DCA(nn.Module):
         self.cell = nn.LSTMCell(emb_size + H, H)               # x_t = [E y_{t-1}; c*_{t-1}]
         self.word_attention = AdditiveAttention(H, H, A)       # v2, W5, W6, b1 of eq. (7)
         self.agent_attention = AdditiveAttention(H, H, A)      # v3, W7, W8, b2 of eq. (9)
-        self.out_hidden = nn.Linear((3 if contextual else 2) * H, H)   # the MLP of eq. (11)/(12)
-        self.out = nn.Linear(H, vocab_size)
+        self.out_hidden = nn.Linear((3 if contextual else 2) * H, H)   # W_h, b_h: the MLP of eq. (11)/(12)
+        self.out = nn.Linear(H, vocab_size)                             # W_out, b_out
         self.p_gen_linear = nn.Linear(H + H + emb_size + H, 1)          # v5, v6, v7, b of eq. (13)
 
     # -- the encoder -------------------------------------------------------------------------
@@ -302,6 +311,10 @@ class DCA(nn.Module):
                    "word_attn": word_attn.view(B, M, L), "agent_attn": agent_attn}
         return {**state, "h": s, "c": c, "context": context}, carried
 
+    def vocab_logits(self, features: torch.Tensor) -> torch.Tensor:
+        """MLP([s_t; c*_t; c*_{t-1}]) of eq. (12) (or of [s_t; c*_t], eq. 11): the logits of P_voc."""
+        return self.out(torch.tanh(self.out_hidden(features)))
+
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_voc (eq. 11 / 12), p_gen (eq. 13), each agent's distribution (eq. 14) and their mix
@@ -309,7 +322,7 @@ class DCA(nn.Module):
         s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
         M = ctx_a.size(-2)
         feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
-        logits = self.out(self.out_hidden(torch.cat(feats, -1)))                        # eq. (12) / (11)
+        logits = self.vocab_logits(torch.cat(feats, -1))                                # eq. (12) / (11)
         per_agent = lambda t: t.unsqueeze(-2).expand(t.shape[:-1] + (M, t.size(-1)))   # noqa: E731
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s), per_agent(x)], -1)))  # eq. (13)
         n_oov = state["oov_mask"].size(1)
