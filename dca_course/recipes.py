@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from . import metrics
-from .data.batching import collate, pad_sequences, lengths_to_mask
+from .data.batching import Batch, collate, pad_sequences, lengths_to_mask
 from .data.toy import load_toy
 from .data.vocab import Vocab
 from .decoding import greedy
@@ -160,15 +160,12 @@ class Seq2SeqRecipe(Recipe):
 
 
 @dataclass
-class LMBatch:
+class LMBatch(Batch):
     """``source <sep> target </s>`` sequences for the language model, shifted by one."""
 
     inputs: torch.Tensor      # (batch, len): tokens 0..n-2
     targets: torch.Tensor     # (batch, len): tokens 1..n-1
     mask: torch.Tensor        # (batch, len): True on the target part (what is scored)
-
-    def to(self, device):
-        return LMBatch(self.inputs.to(device), self.targets.to(device), self.mask.to(device))
 
 
 def lm_sequences(examples, vocab: Vocab):

@@ -40,12 +40,12 @@ its agents: an OOV word that two agents read has one extended id.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import torch
 
-from .batching import lengths_to_mask, pad_sequences
+from .batching import Batch, lengths_to_mask, pad_sequences
 from .examples import Example
 from .vocab import Vocab
 
@@ -157,7 +157,7 @@ def _sentence_ends(tokens: Sequence[str], enders=SENTENCE_ENDERS) -> list[bool]:
 
 
 @dataclass
-class AgentBatch:
+class AgentBatch(Batch):
     """A batch for Deep Communicating Agents (see the module docstring for the fields)."""
 
     src: torch.Tensor
@@ -183,13 +183,6 @@ class AgentBatch:
     @property
     def n_oov(self) -> int:
         return max((len(o) for o in self.oovs), default=0)
-
-    def to(self, device) -> "AgentBatch":
-        moved = {f.name: getattr(self, f.name) for f in fields(self)}
-        for k, v in moved.items():
-            if isinstance(v, torch.Tensor):
-                moved[k] = v.to(device, non_blocking=True)
-        return AgentBatch(**moved)
 
     def select(self, i: int) -> "AgentBatch":
         """Example ``i`` as a batch of one, its padding removed (used by the one-by-one beam search)."""

@@ -43,8 +43,20 @@ def lengths_to_mask(lengths: torch.Tensor | Sequence[int], max_len: int | None =
     return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
 
 
+class Batch:
+    """The base of every batch dataclass of the course (:class:`Seq2SeqBatch`, the agents',
+    bAbI's, the language model's): ``.to(device)`` moves every tensor field and keeps the rest."""
+
+    def to(self, device):
+        moved = {f.name: getattr(self, f.name) for f in fields(self)}
+        for k, v in moved.items():
+            if isinstance(v, torch.Tensor):
+                moved[k] = v.to(device, non_blocking=True)
+        return type(self)(**moved)
+
+
 @dataclass
-class Seq2SeqBatch:
+class Seq2SeqBatch(Batch):
     src: torch.Tensor
     src_ext: torch.Tensor
     src_mask: torch.Tensor
@@ -62,13 +74,6 @@ class Seq2SeqBatch:
     def n_oov(self) -> int:
         """The most OOV words any example of the batch has: the extended vocabulary's extra width."""
         return max((len(o) for o in self.oovs), default=0)
-
-    def to(self, device) -> "Seq2SeqBatch":
-        moved = {f.name: getattr(self, f.name) for f in fields(self)}
-        for k, v in moved.items():
-            if isinstance(v, torch.Tensor):
-                moved[k] = v.to(device, non_blocking=True)
-        return Seq2SeqBatch(**moved)
 
 
 def collate(examples: Sequence[Example], vocab: Vocab, max_src: int | None = None,

@@ -80,12 +80,13 @@ gate (sigmoid gates are multiplied by the mask; the softmax gives them exact zer
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..data.batching import Batch
 from ..nn.attention import masked_softmax
 from ..nn.gru import AttentionGRUCell
 
@@ -96,7 +97,7 @@ ANSWER_MODES = ("word", "sequence")
 
 # -- the batch -------------------------------------------------------------------------------
 @dataclass
-class DMNBatch:
+class DMNBatch(Batch):
     """Padded tensors for a batch of bAbI examples.
 
     =================  ===================  ==============================================
@@ -131,9 +132,6 @@ class DMNBatch:
     @property
     def size(self) -> int:
         return self.story.size(0)
-
-    def to(self, device) -> "DMNBatch":
-        return DMNBatch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
 
 
 def make_dmn_batch(examples, vocab, *, max_facts: int | None = None, sentence_end: str = ".") -> DMNBatch:
