@@ -17,14 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from common import ROOT, cpu_name, write_json, write_text
 
 PAPER = {"task 1": 100.0, "mean": 93.6}
 # Longest stories first, so that two workers finish at about the same time.
@@ -88,7 +86,7 @@ def main(argv=None) -> int:
                      dropout=args.dropout, epochs=args.epochs, time_limit=args.time_limit,
                      gate_supervision=True, max_facts=50, long_story_scale=args.long_story_scale)
     settings = dict(overrides, jobs=args.jobs, seed=args.seed, data=str(folder), train_questions_per_task=1000,
-                    cpu=platform.processor() or platform.machine(), cpu_count=os.cpu_count())
+                    cpu=cpu_name(), cpu_count=os.cpu_count())
     print(f"training {len(tasks)} tasks, {args.jobs} at a time: {json.dumps(overrides)}", file=sys.stderr)
 
     started = time.perf_counter()
@@ -108,7 +106,6 @@ def main(argv=None) -> int:
 
 def write_results(out: Path, results: dict, settings: dict, wall: float) -> None:
     from dca_course.data.babi import TASK_NAMES
-    from dca_course.train import write_json, write_text
 
     tasks = sorted(results)
     mean = sum(results[t]["accuracy"] for t in tasks) / len(tasks)

@@ -19,16 +19,12 @@ import json
 import time
 
 import torch
+from common import sync
 
 import dca_course
 from dca_course.data.batching import collate
 from dca_course.data.vocab import Vocab
 from dca_course.decoding import beam_search, beam_search_one_by_one
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def _model_and_data(args, device):
@@ -81,11 +77,11 @@ def main(argv=None) -> dict:
 
     def run(search):
         ids = []
-        _sync(device)
+        sync(device)
         start = time.perf_counter()
         for batch in batches:
             ids += search(model, batch, args.beam, **kw).ids
-        _sync(device)
+        sync(device)
         return ids, time.perf_counter() - start
 
     run(beam_search)                                   # warm-up (allocator, kernels)

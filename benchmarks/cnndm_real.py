@@ -26,15 +26,13 @@ import time
 from pathlib import Path
 
 import torch
+from common import ROOT, write_json, write_text
 
 import dca_course
 from dca_course import metrics
 from dca_course.data.cnndm import load_cnndm, truncate
 from dca_course.recipes import PointerGeneratorRecipe
 from dca_course.registry import Dataset
-from dca_course.train import write_json, write_text
-
-ROOT = Path(__file__).resolve().parent.parent
 N_TRAIN, N_TEST = 10_000, 1_490
 
 

@@ -29,16 +29,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 
 import torch
+from common import StepTimer, length_bucketed_batches, time_per_call, write_json
 
 import dca_course
 from dca_course.nn.attention import reference_code
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_throughput import StepTimer, length_bucketed_batches, time_per_call  # noqa: E402
 
 
 def lstm_floor(hp: dict, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
@@ -131,7 +128,6 @@ def main(argv=None) -> dict:
           f"medians {medians['model']} / {medians['lstm']} ms: {result['median_ratio']:.2f}x)")
     print(json.dumps(result, sort_keys=True))
     if args.out:
-        from dca_course.train import write_json
 
         write_json(args.out / f"lstm_limit_{args.profile}.json", result)
     return result

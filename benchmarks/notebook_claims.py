@@ -28,12 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, machine_speed, write_json, write_text
+from notebook_times import TIMES, load_times, update_times   # the notebook time table, which this script updates
+
 NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = NOTEBOOKS / "sanitize.cfg"
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from notebook_times import TIMES, load_times, machine_speed, update_times  # noqa: E402
 
 
 def nbval_command(notebook: Path) -> list[str]:
@@ -148,7 +147,6 @@ def _resolve(arg: Path) -> Path:
 
 
 def write_results(out_dir: Path, runs: list[dict], notebooks: list[Path], speed, commands: list[str]) -> None:
-    from dca_course.train import write_json, write_text
 
     claims = claim_table(runs)
     audits = {nb.stem: audit(nb) for nb in notebooks}

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,16 +41,6 @@ def time_line(seconds: float) -> str:
 
 def load_times() -> dict:
     return json.loads(TIMES.read_text(encoding="utf-8"))
-
-
-def machine_speed() -> float | None:
-    """Milliseconds of one `lstm_limit.py --profile fast` training step here: the machine's speed."""
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lstm_limit.py"), "--steps", "10",
-                           "--articles", "200"], capture_output=True, text=True, cwd=ROOT)
-    for line in reversed(proc.stdout.strip().splitlines()):
-        if line.startswith("{"):
-            return round(json.loads(line)["model_step_ms"], 1)
-    return None
 
 
 def _replace_last_column(table_text: str, name: str, value: str) -> str:
@@ -103,7 +91,7 @@ def render(times: dict) -> dict[Path, str]:
 
 
 def update_docs() -> None:
-    from dca_course.train import write_text
+    from common import write_text
 
     for path, text in render(load_times()).items():
         if path.read_text(encoding="utf-8") != text:
@@ -112,7 +100,7 @@ def update_docs() -> None:
 
 def update_times(seconds_by_notebook: dict, speed_ms: float | None) -> None:
     """Merge newly measured times into times.json (the other notebooks keep theirs), then the docs."""
-    from dca_course.train import write_text
+    from common import write_text
 
     times = load_times() if TIMES.is_file() else {"notebooks": {}}
     times["notebooks"].update({k: round(v) for k, v in seconds_by_notebook.items()})

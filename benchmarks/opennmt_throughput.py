@@ -37,19 +37,14 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import torch
+from common import StepTimer, length_bucketed_batches, write_report
 
 import dca_course
 from dca_course.data.cnndm import load_cnndm
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_throughput import StepTimer, length_bucketed_batches  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # "Step 10/   30; acc: 1.9; ppl: 518.8; xent: 6.3; lr: 0.00300; sents:      80; bsz: 2925/ 625/16; 5958/1272 tok/s;"
 _REPORT = re.compile(r"Step\s+(\d+)/\s*\d+;.*?xent:\s*([\d.]+);.*?bsz:\s*(\d+)/\s*(\d+)/\s*\d+;\s*"
@@ -183,9 +178,6 @@ def main(argv=None) -> dict:
 
 
 def write_results(folder: Path, result: dict) -> None:
-    from dca_course.train import write_json, write_text
-
-    write_json(folder / "opennmt_throughput.json", result)
     H = result["hidden_size"]
     rows = [f"| ours: pointer-generator + coverage | {H} + {H} | {H} | {result['ours_tokens_per_s']:,.0f} | 1.00 |"]
     for key, row in result["opennmt"].items():
@@ -199,7 +191,7 @@ def write_results(folder: Path, result: dict) -> None:
             f"batches of {result['batch_size']}, 400/100 tokens, the same 1,000 SynthNews articles.\n\n"
             "| system | encoder (per direction) | decoder | target tokens/s | ours / it |\n|---|---|---:|---:|---:|\n"
             + "\n".join(rows) + "\n")
-    write_text(folder / "opennmt_throughput.md", text)
+    write_report(folder, "opennmt_throughput", result, text)
 
 
 if __name__ == "__main__":

@@ -38,18 +38,16 @@ import argparse
 import json
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from common import cpu_name
 
-from dca_course import seed_everything  # noqa: E402
-from dca_course.decoding import greedy  # noqa: E402
-from dca_course.losses import rouge_reward, self_critical_loss  # noqa: E402
+from dca_course import seed_everything
+from dca_course.decoding import greedy
+from dca_course.losses import rouge_reward, self_critical_loss
 
 
 def _flat(grads, params) -> torch.Tensor:
@@ -347,7 +345,7 @@ def _cpu() -> str:
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return cpu_name()
 
 
 if __name__ == "__main__":

@@ -30,21 +30,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
+from common import StepTimer, cpu_name, length_bucketed_batches, write_json, write_text
 from torch.profiler import ProfilerActivity, profile
 
 import dca_course
 from dca_course.losses import coverage_loss, sequence_nll
 from dca_course.nn.attention import reference_code
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_throughput import StepTimer, length_bucketed_batches  # noqa: E402
 
 ROWS = 14   # operations shown per table
 
@@ -261,7 +257,7 @@ def main(argv=None) -> dict:
     ref, fast = statistics.median(rounds["reference"]), statistics.median(rounds["fast"])
     result = {
         "profile": args.profile, "steps": args.steps, "rounds": args.rounds,
-        "machine": f"{platform.processor() or platform.machine()}, torch {torch.__version__}",
+        "machine": f"{cpu_name()}, torch {torch.__version__}",
         "batch_size": timer.hp["batch_size"],
         "src_len": round(statistics.mean(b.src.shape[1] for b in timed)),
         "tgt_len": round(statistics.mean(b.tgt_out.shape[1] for b in timed)),
@@ -278,10 +274,9 @@ def main(argv=None) -> dict:
     summary = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items() if k != "profiles"}
     print(json.dumps(summary, sort_keys=True, default=str))
     if args.out:
-        from dca_course.train import write_json
 
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "step_profile.md").write_text(markdown(result) + "\n")
+        write_text(args.out / "step_profile.md", markdown(result) + "\n")
         write_json(args.out / "step_profile.json", summary)
     return result
 

@@ -33,7 +33,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, write_report
 
 # suite -> [(row label, run folder name, train arguments, folder it starts from or None)];
 # {runs} is the seed's runs folder.  Train arguments "lead:N" / "first:N" are data baselines.
@@ -219,13 +219,12 @@ def main(argv=None) -> dict:
     if diffs:
         print(paired_table(diffs, args.seeds))
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {args.threads} thread(s) per training"
-    from dca_course.train import write_json, write_text
 
-    write_json(args.out / f"{args.suite}.json", {
+    summary = {
         "suite": args.suite, "profile": args.profile, "device": args.device, "machine": machine,
         "seeds": args.seeds, "commands": commands,
         "rows": [row_summary(labels[name], name, by_seed, args.seeds) for name, by_seed in results.items()],
-        "paired": diffs})
+        "paired": diffs}
     seeds = ", ".join(map(str, args.seeds))
     text = (f"# Summarisers, suite `{args.suite}` ({args.profile} profile, {args.device})\n\n"
             f"Produced by `python benchmarks/summarizers.py {args.suite} --seeds {' '.join(map(str, args.seeds))}`"
@@ -236,7 +235,7 @@ def main(argv=None) -> dict:
     if diffs:
         text += "\nPaired differences, each seed's runs against each other:\n\n" + paired_table(diffs, args.seeds) + "\n"
     text += "\nCommands (S: the seed; RUNS: the runs folder):\n\n```\n" + "\n".join(commands) + "\n```\n"
-    write_text(args.out / f"{args.suite}.md", text)
+    write_report(args.out, args.suite, summary, text)
     return results
 
 

@@ -14,85 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import time
 
 import torch
+from common import StepTimer, length_bucketed_batches, random_batches
 
 import dca_course
-from dca_course.losses import coverage_loss, sequence_nll
-from dca_course.recipes import PointerGeneratorRecipe, source_length_buckets
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def time_per_call(run, items, device) -> float:
-    """Mean seconds per call of ``run`` over ``items[2:]``, after ``items[:2]`` as warm-up."""
-    for item in items[:2]:
-        run(item)
-    _sync(device)
-    start = time.perf_counter()
-    for item in items[2:]:
-        run(item)
-    _sync(device)
-    return (time.perf_counter() - start) / max(1, len(items) - 2)
-
-
-class StepTimer:
-    """One pointer-generator (+ coverage) and its optimizer, to time full training steps."""
-
-    def __init__(self, train, profile="fast", overrides=None, coverage=True, device=None):
-        from dca_course.registry import Dataset
-
-        self.device = device or dca_course.device()
-        self.hp = PointerGeneratorRecipe.hparams(profile, overrides or {})
-        self.recipe = PointerGeneratorRecipe(self.hp)
-        self.vocab = self.recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
-        self.model = self.recipe.build_model(self.vocab).to(self.device).set_coverage(coverage)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.hp["lr"])
-        self.model.train()
-
-    def step(self, batch):
-        """Forward with teacher forcing, NLL (+ coverage loss), backward, clipping, Adam."""
-        out = self.model(batch)
-        loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
-        if self.model.coverage:
-            loss = loss + self.hp["coverage_weight"] * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.hp.get("clip", 1.0))
-        self.optimizer.step()
-
-    def tokens_per_second(self, groups, steps, include_batching=False):
-        """Real target tokens per second over ``steps`` steps after 2 warm-up steps.  With
-        ``include_batching`` the time also counts turning examples into tensors (what a
-        toolkit that batches on the fly reports)."""
-        make = lambda g: self.recipe.make_batch(g, self.vocab).to(self.device)   # noqa: E731
-        groups = groups[: steps + 2]
-        batches = [make(g) for g in groups]
-        tokens = sum(int(b.tgt_mask.sum()) for b in batches[2:])
-        if include_batching:
-            seconds = time_per_call(lambda g: self.step(make(g)), groups, self.device)
-        else:
-            seconds = time_per_call(self.step, batches, self.device)
-        return tokens / (seconds * (len(batches) - 2))
-
-
-def random_batches(examples, batch_size, seed=0):
-    """Full batches of examples in a seeded random order."""
-    shuffled = examples[:]
-    random.Random(seed).shuffle(shuffled)
-    return [shuffled[i: i + batch_size] for i in range(0, len(shuffled) - batch_size + 1, batch_size)]
-
-
-def length_bucketed_batches(examples, batch_size, seed=0):
-    """Full batches of similar source lengths, in a seeded random order (the ``bucket`` option)."""
-    groups = [g for g in source_length_buckets(examples, batch_size, seed) if len(g) == batch_size]
-    random.Random(seed).shuffle(groups)
-    return groups
 
 
 def main(argv=None) -> dict:

@@ -112,28 +112,31 @@ def sentences_to_text(tokens: Sequence[str], enders: tuple = (".", "!", "?")) ->
 # A SynthNews example knows its facts (see dca_course.data.synthnews): ``key_facts`` are the
 # space-joined token strings a good summary states (names, numbers, dates), and
 # ``all_entity_tokens`` the name tokens of every entity the article or its summary names.
+# These are the only fact metrics of the course; the data set itself keeps only the facts.
 
 
-def _states(tokens: Sequence[str], fact) -> bool:
-    """True if the fact's tokens occur contiguously in ``tokens``."""
+def contains(tokens: Sequence[str], fact) -> bool:
+    """True if the fact's tokens (a string or a token sequence) occur contiguously in ``tokens``:
+    what "the text states the fact" means for every fact metric."""
     f = fact.split() if isinstance(fact, str) else list(fact)
     n = len(f)
     if n == 0:
         return True
-    return any(list(tokens[i: i + n]) == f for i in range(len(tokens) - n + 1) if tokens[i] == f[0])
+    first = f[0]
+    return any(tokens[i] == first and list(tokens[i: i + n]) == f for i in range(len(tokens) - n + 1))
 
 
 def fact_recall(pred_tokens: Sequence[str], facts: dict) -> float:
     """Share of ``facts["key_facts"]`` that the prediction states word for word (0 if none)."""
     keys = facts.get("key_facts") or []
-    return sum(_states(pred_tokens, f) for f in keys) / len(keys) if keys else 0.0
+    return sum(contains(pred_tokens, f) for f in keys) / len(keys) if keys else 0.0
 
 
 def late_facts(source_tokens: Sequence[str], facts: dict, first: int = 400) -> list:
     """The key facts that the first ``first`` source tokens do not state: what a reader of only
     those tokens (See et al.'s pointer-generator reads 400) can never copy."""
     head = list(source_tokens[:first])
-    return [f for f in facts.get("key_facts") or () if not _states(head, f)]
+    return [f for f in facts.get("key_facts") or () if not contains(head, f)]
 
 
 def hallucinated_entities(pred_tokens: Sequence[str], source_tokens: Sequence[str], facts: dict,
@@ -170,7 +173,7 @@ def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entit
                                          for p, ex in pairs)}
     late = [(p, facts) for p, ex in pairs if (facts := late_facts(ex.source, ex.facts))]
     if late:     # long articles: the key facts beyond token 400, stated (over the articles that have some)
-        out["late_fact_recall"] = mean(sum(_states(p, f) for f in facts) / len(facts) for p, facts in late)
+        out["late_fact_recall"] = mean(sum(contains(p, f) for f in facts) / len(facts) for p, facts in late)
     return out
 
 

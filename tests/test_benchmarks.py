@@ -1,6 +1,8 @@
 """The benchmark scripts' own logic: reading OpenNMT-py's reports, the config it is given, and
 that the timing scripts run end to end on a few articles (no timing is asserted)."""
+import ast
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -100,3 +102,29 @@ def test_summarizers_spreads_paired_differences_and_data_baselines(tmp_path):
     first = s.data_baseline("first:10000 --data synthnews:50", "fast", 0)
     assert 0 < lead["fact_recall"] < first["fact_recall"] == 1.0                  # a whole article states every fact
     assert lead["train_seconds"] == 0.0 and lead["novel_bigrams"] == 0.0
+
+
+def test_scripts_share_code_through_common_without_path_tricks():
+    """No script edits ``sys.path`` or imports another script: shared code is in common.py (only
+    notebook_claims imports notebook_times, the module that owns the notebook-time table)."""
+    scripts = {p.stem: p for p in BENCH.glob("*.py") if p.stem != "common"}
+    for name, path in scripts.items():
+        text = path.read_text(encoding="utf-8")
+        assert "sys.path" not in text, name
+        imported = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module.split(".")[0])
+        allowed = {"notebook_times"} if name == "notebook_claims" else set()
+        assert imported & set(scripts) <= allowed, (name, imported & set(scripts))
+
+
+def test_common_writes_reports_atomically(tmp_path):
+    common = load("common")
+    assert common.ROOT == BENCH.parent and common.RESULTS == BENCH / "results"
+    js, md = common.write_report(tmp_path / "out", "bench", {"b": 1, "a": 2.5}, "| a |\n")
+    assert json.loads(js.read_text()) == {"a": 2.5, "b": 1} and md.read_text() == "| a |\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["bench.json", "bench.md"]
+    assert common.cpu_name()

@@ -98,6 +98,20 @@ def test_agent_attention_heatmaps_crop_each_agent_and_label_it():
     plt.close("all")
 
 
+def test_fact_metrics_on_a_small_example():
+    from dca_course.data.examples import Example
+
+    e = Example.from_document([[["orvena", "labs", "paid", "$", "4", "billion", "."]]],
+                              [["orvena", "labs", "paid", "."]],
+                              facts={"key_facts": ["orvena labs", "$ 4 billion"],
+                                     "all_entity_tokens": ["orvena", "tamsa"]})
+    assert metrics.contains(["a", "b", "c"], "b c") and not metrics.contains(["a", "b", "c"], "a c")
+    assert metrics.contains(["a"], ("a",)) and not metrics.contains([], "a") and metrics.contains([], "")
+    assert metrics.fact_recall(e.target, e.facts) == 0.5
+    assert metrics.fact_recall(e.target, {}) == 0.0                            # no key facts: 0, not an error
+    assert metrics.hallucinated_entities(["tamsa", "orvena", "paid"], e.source, e.facts) == ["tamsa"]
+
+
 def test_late_facts_are_the_key_facts_beyond_the_first_400_tokens():
     from types import SimpleNamespace
 

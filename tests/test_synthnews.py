@@ -11,8 +11,10 @@ import pytest
 
 from dca_course.data import synthnews as sn
 from dca_course.data.examples import Example
-from dca_course.data.synthnews import (EVENT_KINDS, contains, dataset_stats, fact_recall, generate,
-                                       hallucinated_entities, load_synthnews, read_jsonl, write_jsonl)
+from dca_course.data.synthnews import (EVENT_KINDS, EVENTS, dataset_stats, generate, load_synthnews, read_jsonl,
+                                       write_jsonl)
+from dca_course.data.synthnews import articles, events, phrases, templates, world
+from dca_course.metrics import contains, fact_recall, hallucinated_entities
 
 REQUIRED_KINDS = {"acquisition", "match_result", "election", "storm", "court_ruling",
                   "product_launch", "player_transfer", "scientific_discovery"}
@@ -31,6 +33,41 @@ def long_corpus():
 
 def flat(sents):
     return [t for s in sents for t in s]
+
+
+# -- the package ---------------------------------------------------------------------------
+def test_the_event_table_covers_every_kind_the_generator_draws():
+    assert tuple(EVENTS) == EVENT_KINDS == tuple(templates.EVENT_TEMPLATES) == tuple(phrases.PHRASINGS)
+    assert set(templates.LONG_EVENT_TEMPLATES) == set(EVENTS)
+    for name, kind in EVENTS.items():
+        assert kind.name == name and callable(kind.facts) and kind.templates is phrases.PHRASINGS[name]
+        assert kind.facts.__name__ == f"{name}_facts"
+
+
+def test_the_generator_builds_facts_through_the_table(monkeypatch):
+    """Every event the generator writes (main and distractor) comes from ``EVENTS``: a counting
+    wrapper put in the table sees every kind."""
+    calls = dict.fromkeys(EVENTS, 0)
+    for name, kind in list(EVENTS.items()):
+        def counted(rng, w, taken, _name=name, _facts=kind.facts):
+            calls[_name] += 1
+            return _facts(rng, w, taken)
+        monkeypatch.setitem(events.EVENTS, name, events.EventKind(name, counted))
+    corpus = generate(60, seed=0) + generate(10, seed=0, long=True)
+    drawn = {e.facts["event"] for e in corpus} | {k for e in corpus for k in e.facts.get("distractor_events", ())}
+    assert drawn == set(EVENTS) and all(calls.values()), calls
+
+
+def test_no_lookup_by_name_and_small_modules():
+    """No ``globals()`` lookups; every module but the template data is under 500 lines."""
+    folder = os.path.dirname(articles.__file__)
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            text = open(os.path.join(folder, name), encoding="utf-8").read()
+            assert "globals()" not in text, name
+            assert name == "templates.py" or text.count("\n") < 500, (name, text.count("\n"))
+    assert not [line for line in open(templates.__file__, encoding="utf-8")
+                if line.startswith(("def ", "class ", "for ", "import "))], "templates.py holds data only"
 
 
 # -- determinism ---------------------------------------------------------------------------
@@ -138,7 +175,7 @@ def test_long_summaries_state_only_what_the_article_states(long_corpus):
         assert facts["outside_lead_facts"], e.id
         source = set(e.source)
         assert all(t in source for t in e.target if any(c.isdigit() for c in t)), e.id
-        assert hallucinated_entities(e.target, e) == []
+        assert hallucinated_entities(e.target, e.source, e.facts) == []
         assert set(facts["entity_tokens"]) <= set(e.target)
         for n in facts["numbers"]:
             assert contains(e.source, n)
@@ -166,14 +203,15 @@ def test_long_only_templates():
     """The long-only paragraphs state no number or date, differ from summary templates, and
     fill from the event's facts plus the observer."""
     rng = random.Random(0)
-    world = sn.World(0)
-    for kind, spec in sn.KINDS.items():
+    the_world = sn.World(0)
+    for kind, event in EVENTS.items():
+        spec = event.templates
         summaries = set(spec["sum_main"]) | set(spec["sum_figure"]) | set(spec["sum_extra"])
         for key in ("analysis", "history", "wider", "observer_quotes", "observer_first"):
             assert len(spec[key]) >= 3, (kind, key)
             assert not set(spec[key]) & summaries
-        slots = spec["facts"](rng, world, set())
-        slots.update(sn._observer_slots(rng, world, set()))
+        slots = event.facts(rng, the_world, set())
+        slots.update(events.observer_slots(rng, the_world, set()))
         for key in ("analysis", "history", "wider", "observer_quotes", "observer_first"):
             for tmpl in spec[key]:
                 names = tmpl.slots - {"q"}  # q: the quoted line
@@ -182,9 +220,10 @@ def test_long_only_templates():
 
 
 def _could_be_a_name(word: str) -> bool:
-    """Whether ``sn._name`` could make ``word``: 1-3 syllables and an ending, 5-10 letters."""
-    syllables = set(sn._SYLLABLES)
-    endings = set(sn._FIRST_ENDINGS + sn._PLACE_ENDINGS + sn._COUNTRY_ENDINGS + ("a", "is", "us", "ia"))
+    """Whether ``world.make_name`` could make ``word``: 1-3 syllables and an ending, 5-10 letters."""
+    syllables = set(world.SYLLABLES)
+    endings = set(templates.FIRST_ENDINGS + templates.PLACE_ENDINGS + templates.COUNTRY_ENDINGS
+                  + ("a", "is", "us", "ia"))
 
     def split(rest, n):
         if not rest:
@@ -199,8 +238,8 @@ def test_long_only_words_can_never_be_names():
     """Words that only long articles use join the closed word list; none of them could be a
     made-up name, so that no name (and no short article) changes with them."""
     assert _could_be_a_name("banker") and _could_be_a_name("velorik") and not _could_be_a_name("analyst")
-    new_words = sn._closed_words() - sn._closed_words(long=False)
-    assert len(new_words) > 100 and sn.CLOSED_WORDS == sn._closed_words()
+    new_words = phrases.closed_words() - phrases.closed_words(long=False)
+    assert len(new_words) > 100 and sn.CLOSED_WORDS == phrases.closed_words()
     assert sorted(w for w in new_words if _could_be_a_name(w)) == []
 
 
@@ -258,7 +297,8 @@ def test_distractor_paragraph_is_about_other_entities(corpus):
 
 
 def test_several_phrasings_per_role():
-    for kind, spec in sn.KINDS.items():
+    for kind, event in EVENTS.items():
+        spec = event.templates
         for key in ("lead", "context", "outlook", "reaction", "quotes", "sum_main", "sum_figure", "sum_extra"):
             assert len(spec[key]) >= 3, (kind, key)
         for key in ("background", "figures"):
@@ -271,7 +311,8 @@ def test_several_phrasings_per_role():
 
 
 def test_summary_templates_are_not_article_templates():
-    for kind, spec in sn.KINDS.items():
+    for kind, event in EVENTS.items():
+        spec = event.templates
         article = set(spec["lead"]) | set(spec["context"]) | set(spec["outlook"]) | set(spec["reaction"])
         for group in spec["background"] + spec["figures"]:
             article |= set(group)
@@ -282,10 +323,11 @@ def test_summary_templates_are_not_article_templates():
 
 def test_every_template_slot_is_filled_by_its_facts():
     rng = random.Random(0)
-    world = sn.World(0)
-    for kind, spec in sn.KINDS.items():
+    the_world = sn.World(0)
+    for kind, event in EVENTS.items():
+        spec = event.templates
         for _ in range(5):
-            slots = spec["facts"](rng, world, set())
+            slots = event.facts(rng, the_world, set())
             groups = [t for g in spec["background"] + spec["figures"] for t in g]
             for tmpl in (list(spec["lead"]) + list(spec["context"]) + list(spec["outlook"])
                          + list(spec["reaction"]) + list(spec["quotes"]) + list(spec["sum_main"])
@@ -331,7 +373,7 @@ def test_summaries_paraphrase_and_name_key_entities(corpus):
         for name in e.facts["entities"]:
             assert contains(e.target, name)
         assert set(e.facts["entity_tokens"]) <= set(e.target)
-        assert hallucinated_entities(e.target, e) == []
+        assert hallucinated_entities(e.target, e.source, e.facts) == []
         source_sents = {tuple(s) for s in e.source_sents}
         assert not any(tuple(s) in source_sents for s in e.target_sents), "a summary copied a sentence"
 
@@ -353,15 +395,10 @@ def test_entity_tokens_are_names_not_common_words(corpus):
             assert contains(e.source, n)
 
 
-def test_metric_helpers():
-    e = Example.from_document([[["orvena", "labs", "paid", "$", "4", "billion", "."]]],
-                              [["orvena", "labs", "paid", "."]],
-                              facts={"key_facts": ["orvena labs", "$ 4 billion"],
-                                     "all_entity_tokens": ["orvena", "tamsa"]})
-    assert contains(["a", "b", "c"], "b c") and not contains(["a", "b", "c"], "a c")
-    assert contains(["a"], ("a",)) and not contains([], "a")
-    assert fact_recall(e.target, e.facts) == 0.5
-    assert hallucinated_entities(["tamsa", "orvena", "paid"], e) == ["tamsa"]
+def test_synthnews_keeps_facts_but_no_metric():
+    """The fact metrics live in dca_course.metrics only (one definition, one signature)."""
+    for name in ("fact_recall", "hallucinated_entities", "contains", "late_facts", "fact_metrics"):
+        assert not hasattr(sn, name), name
 
 
 # -- statistics ----------------------------------------------------------------------------

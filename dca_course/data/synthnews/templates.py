@@ -1,172 +1,8 @@
-"""SynthNews: a seeded generator of news-like articles with reference summaries.
+"""SynthNews's data: closed word lists, the parts made-up names are built from, and the
+sentence templates of every event kind (whitespace-tokenized; ``{slot}`` is a slot's tokens).
 
-Real news data (CNN/DailyMail) is large, slow to train on and has no ground truth beyond
-the highlights.  SynthNews is small, fast, and *knows what is true*: every article is
-written from a record of facts about a simulated world, so fact recall and hallucinated
-entities can be counted exactly.
-
-The world
-    People, companies, football clubs, universities, places and countries.  Their names
-    are made of syllables ("velorik", "tamsa", "orvena labs"), so most names are rare and
-    fall outside a vocabulary of the 2,000 most frequent training words, just as names do
-    in CNN/DailyMail.  A pool of "famous" entities recurs across articles (these names do
-    make it into the vocabulary); most entities are made fresh for one article.  Common
-    words (verbs, function words, titles such as "minister" or "coach", sectors, months)
-    come from a closed set and are always in the vocabulary.
-
-Events
-    Ten kinds: acquisition, match result, election, storm, court ruling, product launch,
-    player transfer, scientific discovery, labour strike, quarterly earnings.  Each event
-    is a set of *slots* (who, whom, where, when, how much).
-
-Articles
-    "synthnews": 3 to 6 paragraphs, about 200 tokens (90 to 380): a lead paragraph, then in
-    a random order a figures paragraph, a distractor paragraph about an unrelated event with
-    different entities (always from 4 paragraphs on), and some of background, quote, outlook
-    and reaction paragraphs.  Every sentence role has at least three phrasings.
-
-    "synthnews-long" (``long=True``), the setting of Deep Communicating Agents (Celikyilmaz
-    et al. 2018, articles cut at 800 tokens where See et al. 2017 cut at 400): 12 paragraphs
-    and about 53 sentences, 800 tokens on average (about 650 to 1,000; a longer draw is made
-    again).  After a 4-sentence lead come, in a random order, fuller figures, background,
-    quote, outlook and reaction paragraphs, two distractor paragraphs (two unrelated events),
-    and four kinds of paragraph only long articles have: ``analysis`` (what the event means),
-    ``history`` (how it came about), ``wider`` (the industry, league or country around it)
-    and ``comment`` (an outside observer, a person made for the article, is quoted).  Those
-    four state no number or date and name only the event's own entities (and the observer):
-    the facts a summary needs sit in the figures and background paragraphs, wherever they
-    fall, so they are spread through the whole article.
-
-Summaries
-    2 or 3 sentences in different words from the article (headline style, other verbs), that
-    name the key entities and always use a fact found only outside the lead paragraph (a
-    figure, a background fact).  They never mention the distractor's entities, and they state
-    only what the article states.  In a long article, each summary sentence after the first
-    uses, three times in four when it can, a *late* fact: one that the first 400 tokens do
-    not state.  So the whole article states every key fact, but its first 400 tokens do not:
-
-    =================================  ==========  ========================
-    share of key facts stated by       synthnews   synthnews-long
-    =================================  ==========  ========================
-    the first 3 sentences (lead-3)     0.57        0.50 (0.49 to 0.51)
-    the first 400 tokens               1.00        0.67 (0.66 to 0.68)
-    the first 800 tokens               1.00        0.985 (0.985 to 0.986)
-    the whole article                  1.00        1.00
-    =================================  ==========  ========================
-
-    (test split of ``load_synthnews(2000, 200, 500, seed=s, long=...)``, mean over seeds 0,
-    1 and 2, the range over the seeds in brackets; 82 to 86 % of long articles hold a key fact
-    only after token 400).
-
-Each :class:`~dca_course.data.examples.Example` carries ``facts``:
-
-============================  ============================================================
-key                           value
-============================  ============================================================
-``event``                     the event kind, e.g. ``"acquisition"``
-``distractor_event``          the distractor paragraph's event kind (``None`` if none)
-``distractor_events``         long articles only: the event kind of each distractor
-                              paragraph, in order (``distractor_event`` is the first)
-``entities``                  key entity names the reference names (``"orvena labs"``)
-``entity_tokens``             the name tokens of those entities (``"orvena"``)
-``numbers``                   every number of the main event that the article states
-``key_facts``                 facts a good summary states, as space-joined token strings
-                              (``"orvena labs"``, ``"$ 4.2 billion"``, ``"tuesday"``); the
-                              reference states all of them
-``outside_lead_facts``        the key facts that do not occur in the lead paragraph
-``fact_paragraphs``           key fact -> indices of the paragraphs that state it
-``distractor_entities``       entity names in the distractor paragraph(s)
-``distractor_entity_tokens``  their name tokens (never in the reference)
-``all_entity_tokens``         every entity name token anywhere (source and summary)
-``paragraph_roles``           each paragraph's role: ``lead``, ``figures``, ``distractor``,
-                              ``background``, ``quote``, ``outlook``, ``reaction`` (long
-                              articles also: ``analysis``, ``history``, ``wider``,
-                              ``comment``)
-``slots``                     slot -> value (string) of every main-event slot the text uses
-============================  ============================================================
-
-"Entity tokens" are the name tokens of people, companies, clubs, places, products etc.;
-generic parts of names ("labs", "united", "university", "of") are ordinary words and are
-not entity tokens.  A fact ``f`` is *stated* by a token list when ``f.split()`` occurs in it
-as a contiguous run (:func:`contains`), so::
-
-    fact_recall(output, ex.facts)           # share of key facts stated
-    hallucinated_entities(output, ex)       # entity tokens that are not in the source
-    set(output) & set(ex.facts["distractor_entity_tokens"])   # distractor leaks
-
-Typical use::
-
-    train, valid, test = load_synthnews(2000, 200, 500, seed=0)          # about 1 s
-    long = load_synthnews(2000, 200, 500, seed=0, long=True)             # about 4 s
-    print(dataset_stats(train, test))
+Data only: :mod:`.phrases` compiles these templates, :mod:`.events` fills their slots.
 """
-from __future__ import annotations
-
-import json
-import os
-import random
-import tempfile
-from collections import Counter
-from typing import NamedTuple, Sequence
-
-from .examples import Example
-
-__all__ = [
-    "EVENT_KINDS", "World", "generate", "load_synthnews", "write_jsonl", "read_jsonl",
-    "dataset_stats", "contains", "fact_recall", "hallucinated_entities", "lead_sentences",
-]
-
-
-# --------------------------------------------------------------------------------------
-# Slot values
-# --------------------------------------------------------------------------------------
-class Val(NamedTuple):
-    """A slot value: its tokens, its type and the entity name tokens among them.
-
-    Types: ``ent`` (a named entity), ``num`` (a number or amount), ``date``, ``word`` (a
-    closed-class description such as a sector) and ``role`` (a phrase such as "the chief
-    executive of orvena labs").  Only ``ent``, ``num`` and ``date`` values are facts.
-    """
-
-    toks: tuple
-    typ: str
-    ents: tuple = ()
-
-
-FACT_TYPES = ("ent", "num", "date")
-
-
-def _w(text: str) -> Val:
-    return Val(tuple(text.split()), "word")
-
-
-def _a(text: str) -> Val:
-    """A word value with its indefinite article: 'an electric car', 'a laptop'."""
-    return _w(("an " if text[0] in "aeiou" else "a ") + text)
-
-
-def _n(text: str) -> Val:
-    return Val(tuple(text.split()), "num")
-
-
-def _d(text: str) -> Val:
-    return Val(tuple(text.split()), "date")
-
-
-def _role(*parts) -> Val:
-    """A phrase built from words and values, e.g. ``_role("the boss of", company)``."""
-    toks, ents = [], []
-    for p in parts:
-        if isinstance(p, Val):
-            toks.extend(p.toks)
-            ents.extend(p.ents)
-        else:
-            toks.extend(p.split())
-    return Val(tuple(toks), "role", tuple(ents))
-
-
-def _ent(rec) -> Val:
-    return Val(rec["toks"], "ent", rec["ents"])
 
 
 # --------------------------------------------------------------------------------------
@@ -257,9 +93,9 @@ ORG_STAFF = (
     "some {org_staff} people work for {org} across {org_country} .",
 )
 
-KINDS: dict = {}
+EVENT_TEMPLATES: dict = {}
 
-KINDS["acquisition"] = dict(
+EVENT_TEMPLATES["acquisition"] = dict(
     core=("buyer", "target", "price"),
     tails=(", the companies said", ", according to a stock market filing", ", people close to the deal said"),
     lead=(
@@ -343,7 +179,7 @@ KINDS["acquisition"] = dict(
     ),
 )
 
-KINDS["match_result"] = dict(
+EVENT_TEMPLATES["match_result"] = dict(
     core=("winner", "loser", "score"),
     tails=(", according to club officials", ", the league said", ", local media reported"),
     lead=(
@@ -425,7 +261,7 @@ KINDS["match_result"] = dict(
     ),
 )
 
-KINDS["election"] = dict(
+EVENT_TEMPLATES["election"] = dict(
     core=("winner", "office_full", "rival"),
     tails=(", the electoral commission said", ", according to official results", ", state media reported"),
     lead=(
@@ -507,7 +343,7 @@ KINDS["election"] = dict(
     ),
 )
 
-KINDS["storm"] = dict(
+EVENT_TEMPLATES["storm"] = dict(
     core=("storm", "city", "day"),
     tails=(", officials said", ", according to the weather service", ", local media reported"),
     lead=(
@@ -592,7 +428,7 @@ KINDS["storm"] = dict(
     ),
 )
 
-KINDS["court_ruling"] = dict(
+EVENT_TEMPLATES["court_ruling"] = dict(
     core=("court", "plaintiff", "defendant"),
     tails=(", court documents show", ", according to the judgment", ", lawyers said"),
     lead=(
@@ -669,7 +505,7 @@ KINDS["court_ruling"] = dict(
     ),
 )
 
-KINDS["product_launch"] = dict(
+EVENT_TEMPLATES["product_launch"] = dict(
     core=("company", "product"),
     tails=(", the company said", ", according to the company", ", executives said"),
     lead=(
@@ -746,7 +582,7 @@ KINDS["product_launch"] = dict(
     ),
 )
 
-KINDS["player_transfer"] = dict(
+EVENT_TEMPLATES["player_transfer"] = dict(
     core=("player", "from_club", "to_club"),
     tails=(", the club said", ", according to local media", ", reports said"),
     lead=(
@@ -827,7 +663,7 @@ KINDS["player_transfer"] = dict(
     ),
 )
 
-KINDS["scientific_discovery"] = dict(
+EVENT_TEMPLATES["scientific_discovery"] = dict(
     core=("university", "dname", "animal"),
     tails=(", the researchers said", ", according to the study", ", the team reported"),
     lead=(
@@ -908,7 +744,7 @@ KINDS["scientific_discovery"] = dict(
     ),
 )
 
-KINDS["labour_strike"] = dict(
+EVENT_TEMPLATES["labour_strike"] = dict(
     core=("union", "employer"),
     tails=(", the union said", ", according to the company", ", local media reported"),
     lead=(
@@ -985,7 +821,7 @@ KINDS["labour_strike"] = dict(
     ),
 )
 
-KINDS["earnings"] = dict(
+EVENT_TEMPLATES["earnings"] = dict(
     core=("company",),
     tails=(", the company said", ", according to a statement", ", analysts said"),
     lead=(
@@ -1083,9 +919,9 @@ OBSERVER_SECOND = (
     '" {q} . "',
 )
 
-LONG_KINDS: dict = {}
+LONG_EVENT_TEMPLATES: dict = {}
 
-LONG_KINDS["acquisition"] = dict(
+LONG_EVENT_TEMPLATES["acquisition"] = dict(
     wider=(
         "the {sector} industry has seen a wave of deals as companies look for ways to grow .",
         "rising costs have squeezed smaller {sector} firms , making many of them easier targets .",
@@ -1123,7 +959,7 @@ LONG_KINDS["acquisition"] = dict(
     ),
 )
 
-LONG_KINDS["match_result"] = dict(
+LONG_EVENT_TEMPLATES["match_result"] = dict(
     wider=(
         "the race for the title in {league} is one of the closest in years .",
         "crowds across the league have been rising this season .",
@@ -1161,7 +997,7 @@ LONG_KINDS["match_result"] = dict(
     ),
 )
 
-LONG_KINDS["election"] = dict(
+LONG_EVENT_TEMPLATES["election"] = dict(
     wider=(
         "the vote was watched closely across the region as a test of public mood .",
         "parties in many countries have struggled to hold on to power as living costs rise .",
@@ -1199,7 +1035,7 @@ LONG_KINDS["election"] = dict(
     ),
 )
 
-LONG_KINDS["storm"] = dict(
+LONG_EVENT_TEMPLATES["storm"] = dict(
     wider=(
         "the region is hit by several storms every year , but few are this strong .",
         "scientists say warmer seas are making storms wetter and more intense .",
@@ -1237,7 +1073,7 @@ LONG_KINDS["storm"] = dict(
     ),
 )
 
-LONG_KINDS["court_ruling"] = dict(
+LONG_EVENT_TEMPLATES["court_ruling"] = dict(
     wider=(
         "legal fights between companies have become more frequent as competition grows .",
         "courts in {country} have handed down several large awards in recent years .",
@@ -1275,7 +1111,7 @@ LONG_KINDS["court_ruling"] = dict(
     ),
 )
 
-LONG_KINDS["product_launch"] = dict(
+LONG_EVENT_TEMPLATES["product_launch"] = dict(
     wider=(
         "competition in the market for {ptypes} has never been fiercer .",
         "prices of parts have risen , squeezing the margins of makers of {ptypes} .",
@@ -1313,7 +1149,7 @@ LONG_KINDS["product_launch"] = dict(
     ),
 )
 
-LONG_KINDS["player_transfer"] = dict(
+LONG_EVENT_TEMPLATES["player_transfer"] = dict(
     wider=(
         "spending on transfers has risen sharply across the league this year .",
         "clubs are under pressure to strengthen their squads before the window closes .",
@@ -1351,7 +1187,7 @@ LONG_KINDS["player_transfer"] = dict(
     ),
 )
 
-LONG_KINDS["scientific_discovery"] = dict(
+LONG_EVENT_TEMPLATES["scientific_discovery"] = dict(
     wider=(
         "scientists describe thousands of new species every year , most of them insects .",
         "many species are thought to disappear before they are ever described .",
@@ -1389,7 +1225,7 @@ LONG_KINDS["scientific_discovery"] = dict(
     ),
 )
 
-LONG_KINDS["labour_strike"] = dict(
+LONG_EVENT_TEMPLATES["labour_strike"] = dict(
     wider=(
         "strikes have become more frequent across {country} as living costs have risen .",
         "union membership has grown in several industries over the past two years .",
@@ -1427,7 +1263,7 @@ LONG_KINDS["labour_strike"] = dict(
     ),
 )
 
-LONG_KINDS["earnings"] = dict(
+LONG_EVENT_TEMPLATES["earnings"] = dict(
     wider=(
         "many companies in the {sector} industry have reported mixed results this season .",
         "higher borrowing costs have squeezed many companies .",
@@ -1465,1232 +1301,18 @@ LONG_KINDS["earnings"] = dict(
     ),
 )
 
-for _kind, _extra in LONG_KINDS.items():
-    _roles = _extra["observer_roles"]
-    KINDS[_kind].update(wider=_extra["wider"], analysis=_extra["analysis"], history=_extra["history"],
-                        observer_quotes=_extra["observer_quotes"],
-                        observer_first=tuple(f.replace("{observer_role}", r)
-                                             for r in _roles for f in OBSERVER_FIRST))
-
-EVENT_KINDS: tuple = tuple(KINDS)
-
 # Slots that are forms of one fact: a summary may use one form when the article used another.
 ALIASES = {"a_sector": "sector", "a_ptype": "ptype", "a_prev_job": "prev_job",
            "dir_verb": "dir", "dir_past": "dir", "dir_adj": "dir", "dir_comp": "dir", "dir_move": "dir"}
 
 
 # --------------------------------------------------------------------------------------
-# Template compilation and filling
+# Parts of made-up names (see dca_course.data.synthnews.world.make_name)
 # --------------------------------------------------------------------------------------
-class _Template(tuple):
-    """A compiled template: ((is_slot, text), ...) with ``slots``, the slot names it uses, and
-    ``parts``: runs of literal tokens (tuples) and slot names (strings), for fast filling."""
-
-    slots: frozenset = frozenset()
-    parts: tuple = ()
-
-
-def _compile(text: str) -> _Template:
-    """'a {x} b' -> ((False, 'a'), (True, 'x'), (False, 'b'))."""
-    out = []
-    for tok in text.split():
-        if len(tok) > 2 and tok[0] == "{" and tok[-1] == "}":
-            out.append((True, tok[1:-1]))
-        else:
-            out.append((False, tok))
-    tmpl = _Template(out)
-    tmpl.slots = frozenset(name for is_slot, name in out if is_slot)
-    parts, run = [], []
-    for is_slot, name in out:
-        if is_slot:
-            if run:
-                parts.append(tuple(run))
-                run = []
-            parts.append(name)
-        else:
-            run.append(name)
-    if run:
-        parts.append(tuple(run))
-    tmpl.parts = tuple(parts)
-    return tmpl
-
-
-_ROLE_LISTS = ("lead", "context", "outlook", "reaction", "sum_main", "sum_figure", "sum_extra")
-_ROLE_GROUPS = ("background", "figures")
-_LONG_ROLE_LISTS = ("wider", "analysis", "history", "observer_quotes", "observer_first")
-
-for _spec in KINDS.values():
-    for _key in _ROLE_LISTS:
-        _spec[_key] = tuple(_compile(t) for t in _spec[_key])
-    for _key in _ROLE_GROUPS:
-        _spec[_key] = tuple(tuple(_compile(t) for t in group) for group in _spec[_key])
-    _spec["quotes"] = tuple(_compile(t) for t in _spec["quotes"])
-    _spec["tails"] = tuple(tuple(t.split()) for t in _spec["tails"])
-    for _key in _LONG_ROLE_LISTS:
-        _spec[_key] = tuple(_compile(t) for t in _spec[_key])
-_QUOTE_FIRST = tuple(_compile(t) for t in QUOTE_FIRST)
-_QUOTE_SECOND = tuple(_compile(t) for t in QUOTE_SECOND)
-_OBSERVER_SECOND = tuple(_compile(t) for t in OBSERVER_SECOND)
-
-
-def _all_templates(long: bool = True):
-    """Every article and summary template (``long=False``: without the long-only ones)."""
-    yield from _QUOTE_FIRST
-    yield from _QUOTE_SECOND
-    for spec in KINDS.values():
-        for key in _ROLE_LISTS:
-            yield from spec[key]
-        for key in _ROLE_GROUPS:
-            for group in spec[key]:
-                yield from group
-        yield from spec["quotes"]
-        yield from (_compile(" ".join(t)) for t in spec["tails"])
-        if long:
-            for key in _LONG_ROLE_LISTS:
-                yield from spec[key]
-    if long:
-        yield from _OBSERVER_SECOND
-
-
-def _closed_words(long: bool = True) -> frozenset:
-    """The closed word list.  The long-only templates add words, none of which can be a made-up
-    name (tests/test_synthnews.py checks), so that they change no name and no short article."""
-    words = set()
-    for tmpl in _all_templates(long):
-        words.update(name for is_slot, name in tmpl if not is_slot)
-    lists = (WEEKDAYS, MONTHS, WORD_NUMBERS, ORDINALS, COMPANY_SUFFIXES, CLUB_SUFFIXES,
-             STORM_TYPES, PRODUCT_SUFFIXES, FIELDS, ANIMALS, HABITAT_FORMS)
-    for lst in lists:
-        for item in lst:
-            words.update(item.split())
-    for lst in (SECTORS, PRODUCT_TYPES, POSITIONS, CASES, QUARTERS, VENUE_FORMS):
-        for item in lst:
-            for part in item:
-                words.update(part.split())
-    for lst in (PARTIES, ISSUES, PREV_JOBS, ELECTION_WORDS, LEAGUES, JOURNALS):
-        for item in lst:
-            words.update(item.split())
-    for d in EARNINGS_DIRS:
-        for v in d.values():
-            for item in (v if isinstance(v, tuple) else (v,)):
-                words.update(item.split())
-    words.update(("the", "of", "university", "institute", "foundation", "union", "workers",
-                  "dr", "professor", "mayor", "president", "prime", "minister"))
-    return frozenset(words)
-
-
-CLOSED_WORDS = _closed_words()
-
-
-def _fill(tmpl, slots: dict, used: set, q=None) -> list:
-    """The template's tokens with slots filled in; adds the slot names to ``used``."""
-    out = []
-    for part in tmpl.parts:
-        if part.__class__ is tuple:
-            out.extend(part)
-        elif part == "q":
-            out.extend(q)
-        else:
-            out.extend(slots[part].toks)
-            used.add(part)
-    return out
-
-
-# --------------------------------------------------------------------------------------
-# The world: names and recurring ("famous") entities
-# --------------------------------------------------------------------------------------
-_ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "g", "h", "j", "k", "kr", "l", "m", "n", "p",
-           "r", "s", "sh", "st", "t", "tr", "v", "z", "th", "l", "m", "n", "r", "s", "t", "v")
-_VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "a", "ai", "ei", "ou")
-_CODAS = ("", "", "", "", "", "", "n", "r", "l", "s", "m", "k")
-_FIRST_ENDINGS = ("a", "o", "en", "ia", "el", "ik", "an", "is", "ara", "ine", "us", "")
-_PLACE_ENDINGS = ("", "", "ova", "ica", "mar", "heim", "ora", "ek", "and", "ul")
-_COUNTRY_ENDINGS = ("ia", "land", "ar", "ova", "istan", "enia", "ania")
-
-
-_SYLLABLES = tuple(o + v + c for o in _ONSETS for v in _VOWELS for c in _CODAS)
-
-
-def _pick(rng, seq):
-    """Like ``rng.choice``, with one call to ``random()`` (faster; deterministic for a seed)."""
-    return seq[int(rng.random() * len(seq))]
-
-
-def _sample(rng, seq, k: int) -> list:
-    """Like ``rng.sample(seq, k)``: k distinct items in random order (partial shuffle)."""
-    pool = list(seq)
-    n = len(pool)
-    if not 0 <= k <= n:
-        raise ValueError(f"cannot take {k} of {n} items")
-    for i in range(k):
-        j = i + int(rng.random() * (n - i))
-        pool[i], pool[j] = pool[j], pool[i]
-    return pool[:k]
-
-
-def _randint(rng, a: int, b: int) -> int:
-    """Like ``rng.randint(a, b)``: a <= n <= b."""
-    return a + int(rng.random() * (b - a + 1))
-
-
-def _randrange(rng, start: int, stop: int, step: int = 1) -> int:
-    """Like ``rng.randrange(start, stop, step)``."""
-    return start + step * int(rng.random() * ((stop - start + step - 1) // step))
-
-
-def _name(rng, n_min: int, n_max: int, endings=("",)) -> str:
-    """A pronounceable made-up name that is not one of the course's common words."""
-    syl = _SYLLABLES
-    k = len(syl)
-    while True:
-        n = n_min + int(rng.random() * (n_max - n_min + 1))
-        name = "".join([syl[int(rng.random() * k)] for _ in range(n)])
-        name += endings[int(rng.random() * len(endings))]
-        if 5 <= len(name) <= 10 and name not in CLOSED_WORDS and name.isalpha():
-            return name
-
-
-class World:
-    """The simulated world of one seed: countries, cities and recurring entities.
-
-    Pickers (:meth:`person`, :meth:`company`, ...) return a record dict with at least
-    ``toks`` (the name's tokens), ``ents`` (its entity name tokens) and ``all`` (every entity
-    token of the record, attributes included).  A record is never returned if any token of
-    ``all`` is in ``avoid``: that is how a distractor paragraph is kept apart from the main
-    event.  ``famous`` is the chance of reusing a recurring entity instead of making one.
-    """
-
-    def __init__(self, seed: int = 0, *, famous: float = 0.35, n_countries: int = 24,
-                 n_cities: int = 160, n_people: int = 300, n_companies: int = 160,
-                 n_clubs: int = 48, n_universities: int = 30):
-        self.seed = seed
-        self.famous = famous
-        rng = random.Random(f"synthnews-world/{seed}")
-        self._used_names: set = set()
-        self.countries = []
-        while len(self.countries) < n_countries:
-            name = self._fresh(rng, 2, 2, _COUNTRY_ENDINGS)
-            self.countries.append({"name": name, "cities": []})
-        self.cities = []
-        for _ in range(n_cities):
-            country = _pick(rng, self.countries)
-            city = self._fresh(rng, 1, 3, _PLACE_ENDINGS)
-            country["cities"].append(city)
-            self.cities.append((city, country))
-        self.people = [self._new_person(rng) for _ in range(n_people)]
-        self.companies = [self._new_company(rng, set(), famous_only=True) for _ in range(n_companies)]
-        self.clubs = [self._new_club(rng, set(), famous_only=True) for _ in range(n_clubs)]
-        self.universities = [self._new_university(rng, set(), famous_only=True)
-                             for _ in range(n_universities)]
-
-    # -- names -----------------------------------------------------------------------
-    def _fresh(self, rng, n_min, n_max, endings=("",)) -> str:
-        while True:
-            name = _name(rng, n_min, n_max, endings)
-            if name not in self._used_names:
-                self._used_names.add(name)
-                return name
-
-    def _new_person(self, rng) -> dict:
-        first = _name(rng, 1, 2, _FIRST_ENDINGS)
-        last = _name(rng, 2, 3)
-        while last == first:
-            last = _name(rng, 2, 3)
-        return {"toks": (first, last), "ents": (first, last), "all": {first, last}}
-
-    # -- pickers ---------------------------------------------------------------------
-    def _from_pool(self, rng, pool, avoid, tries: int = 8):
-        if pool and rng.random() < self.famous:
-            for _ in range(tries):
-                rec = _pick(rng, pool)
-                if not (rec["all"] & avoid):
-                    return rec
-        return None
-
-    def country(self, rng, avoid) -> dict:
-        """Countries are few: nearly always one of the world's countries."""
-        for _ in range(20):
-            c = _pick(rng, self.countries)
-            if c["name"] not in avoid:
-                return c
-        while True:
-            name = _name(rng, 2, 2, _COUNTRY_ENDINGS)
-            if name not in avoid:
-                return {"name": name, "cities": []}
-
-    def city(self, rng, avoid, country=None) -> tuple:
-        """(city name, country record); a famous city w.p. 2 x ``famous``."""
-        if country is None:
-            if rng.random() < min(1.0, 2 * self.famous):
-                for _ in range(8):
-                    city, c = _pick(rng, self.cities)
-                    if city not in avoid and c["name"] not in avoid:
-                        return city, c
-            country = self.country(rng, avoid)
-        elif country["cities"] and rng.random() < min(1.0, 2 * self.famous):
-            city = _pick(rng, country["cities"])
-            if city not in avoid:
-                return city, country
-        while True:
-            city = _name(rng, 1, 3, _PLACE_ENDINGS)
-            if city not in avoid:
-                return city, country
-
-    def person(self, rng, avoid) -> dict:
-        rec = self._from_pool(rng, self.people, avoid)
-        while rec is None or rec["all"] & avoid:
-            rec = self._new_person(rng)
-        return rec
-
-    def _new_company(self, rng, avoid, famous_only=False) -> dict:
-        while True:
-            core = self._fresh(rng, 2, 3) if famous_only else _name(rng, 2, 3)
-            if core not in avoid:
-                break
-        suffix = _pick(rng, COMPANY_SUFFIXES)
-        city, country = self.city(rng, avoid) if not famous_only else _pick(rng, self.cities)
-        ceo = self.person(rng, avoid | {core, city, country["name"]}) if not famous_only \
-            else _pick(rng, self.people)
-        rec = {"toks": (core, suffix), "ents": (core,), "sector": _pick(rng, SECTORS),
-               "city": city, "country": country, "founded": _randint(rng, 1890, 2015),
-               "ceo": ceo, "staff": _pick(rng, (120, 300, 800, 2_000, 5_000, 12_000, 40_000))}
-        rec["all"] = {core, city, country["name"]} | ceo["all"]
-        return rec
-
-    def company(self, rng, avoid) -> dict:
-        rec = self._from_pool(rng, self.companies, avoid)
-        return rec if rec is not None else self._new_company(rng, avoid)
-
-    def _new_club(self, rng, avoid, famous_only=False) -> dict:
-        if famous_only:
-            city, country = _pick(rng, self.cities)
-            coach = _pick(rng, self.people)
-        else:
-            city, country = self.city(rng, avoid)
-            coach = self.person(rng, avoid | {city, country["name"]})
-        suffix = _pick(rng, CLUB_SUFFIXES)
-        venue_name = self._fresh(rng, 2, 2) if famous_only else _name(rng, 2, 2)
-        article, noun = _pick(rng, VENUE_FORMS)
-        venue = tuple(t for t in (article, venue_name, noun) if t)
-        rec = {"toks": (city, suffix), "ents": (city,), "city": city, "country": country,
-               "coach": coach, "venue": venue, "venue_ents": (venue_name,),
-               "league": _pick(rng, LEAGUES)}
-        rec["all"] = {city, country["name"], venue_name} | coach["all"]
-        if rec["all"] & avoid:
-            return self._new_club(rng, avoid, famous_only)
-        return rec
-
-    def club(self, rng, avoid) -> dict:
-        rec = self._from_pool(rng, self.clubs, avoid)
-        return rec if rec is not None else self._new_club(rng, avoid)
-
-    def _new_university(self, rng, avoid, famous_only=False) -> dict:
-        if famous_only:
-            city, country = _pick(rng, self.cities)
-        else:
-            city, country = self.city(rng, avoid)
-        if rng.random() < 0.6:
-            toks, ents = ("the", "university", "of", city), (city,)
-        else:
-            core = self._fresh(rng, 2, 3) if famous_only else _name(rng, 2, 3)
-            toks, ents = ("the", core, "institute"), (core,)
-        rec = {"toks": toks, "ents": ents, "city": city, "country": country,
-               "founded": _randint(rng, 1800, 1990),
-               "students": _pick(rng, (4_000, 9_000, 15_000, 22_000, 31_000, 45_000))}
-        rec["all"] = set(ents) | {city, country["name"]}
-        if rec["all"] & avoid:
-            return self._new_university(rng, avoid, famous_only)
-        return rec
-
-    def university(self, rng, avoid) -> dict:
-        rec = self._from_pool(rng, self.universities, avoid)
-        return rec if rec is not None else self._new_university(rng, avoid)
-
-    def name_rec(self, rng, avoid, before=(), after=(), n_min=2, n_max=3, endings=("",)) -> dict:
-        """A fresh one-token name inside fixed words, e.g. ``storm kalia``, ``tovra union``."""
-        while True:
-            core = _name(rng, n_min, n_max, endings)
-            if core not in avoid:
-                break
-        return {"toks": tuple(before) + (core,) + tuple(after), "ents": (core,), "all": {core}}
-
-
-# --------------------------------------------------------------------------------------
-# Number helpers
-# --------------------------------------------------------------------------------------
-def _money(rng, lo: float, hi: float, cur: str = "$") -> Val:
-    """An amount in millions between lo and hi millions: ``$ 850 million``/``$ 4.2 billion``."""
-    m = rng.uniform(lo, hi)
-    if m >= 1000:
-        b = round(m / 1000, 1)
-        text = f"{b:.1f}".rstrip("0").rstrip(".")
-        return _n(f"{cur} {text} billion")
-    if m >= 20:
-        return _n(f"{cur} {int(round(m / 5) * 5)} million")
-    return _n(f"{cur} {round(m, 1):.1f} million")
-
-
-def _count(rng, lo: int, hi: int, step: int = 1) -> Val:
-    return _n(f"{_randrange(rng, lo, hi, step):,}")
-
-
-def _pct(rng, lo: float, hi: float, decimals: int = 1) -> Val:
-    return _n(f"{rng.uniform(lo, hi):.{decimals}f}")
-
-
-def _year(rng, lo: int, hi: int) -> Val:
-    return _n(str(_randint(rng, lo, hi)))
-
-
-def _common(rng, taken) -> dict:
-    """Slots every event has: the weekday it happened."""
-    return {"day": _d(_pick(rng, WEEKDAYS))}
-
-
-def _org_slots(rec: dict) -> dict:
-    return {"org": _ent(rec), "org_founded": _n(str(rec["founded"])),
-            "org_city": Val((rec["city"],), "ent", (rec["city"],)),
-            "org_country": Val((rec["country"]["name"],), "ent", (rec["country"]["name"],)),
-            "org_staff": _n(f"{rec['staff']:,}")}
-
-
-def _place(name: str) -> Val:
-    return Val((name,), "ent", (name,))
-
-
-def _take(taken: set, rec: dict) -> dict:
-    taken.update(rec["ents"])
-    return rec
-
-
-# --------------------------------------------------------------------------------------
-# Facts of each event kind: slot name -> Val
-# --------------------------------------------------------------------------------------
-def _f_acquisition(rng, w: World, taken: set) -> dict:
-    buyer = _take(taken, w.company(rng, taken))
-    target = _take(taken, w.company(rng, taken))
-    ceo = buyer["ceo"]
-    s = _common(rng, taken)
-    s.update(_org_slots(target))
-    price = _money(rng, 150, 40_000)
-    s.update(
-        buyer=_ent(buyer), target=_ent(target), price=price,
-        sector=_w(target["sector"][0]), a_sector=_a(target["sector"][0]),
-        products=_w(target["sector"][1]),
-        city=_place(target["city"]), country=_place(target["country"]["name"]),
-        home_market=_place(target["country"]["name"]),  # the same country, said in another relation
-        ceo=_ent(ceo), ceo_year=_year(rng, 2005, 2021),
-        n_deals=_w(_pick(rng, WORD_NUMBERS[1:6])),
-        per_share=_n(f"$ {rng.uniform(5, 180):.2f}"), premium=_n(str(_randint(rng, 12, 65))),
-        revenue=_money(rng, 40, 9_000), savings=_money(rng, 15, 900),
-        save_year=_year(rng, 2026, 2030), save_year_words=_w(_pick(rng, WORD_NUMBERS[:4])),
-        quarter=_w(_pick(rng, QUARTERS)[0]), talks_month=_d(_pick(rng, MONTHS)),
-        speaker=_ent(ceo), speaker_last=_place(ceo["toks"][-1]),
-        speaker_role=_role("chief executive of", _ent(buyer)),
-    )
-    return s
-
-
-def _f_match_result(rng, w: World, taken: set) -> dict:
-    winner = _take(taken, w.club(rng, taken))
-    loser = _take(taken, w.club(rng, taken))
-    next_opp = _take(taken, w.club(rng, taken))
-    scorer = _take(taken, w.person(rng, taken))
-    coach, lcoach = winner["coach"], loser["coach"]
-    if set(coach["ents"]) & set(lcoach["ents"]) or set(scorer["ents"]) & (coach["all"] | lcoach["all"]):
-        return _f_match_result(rng, w, taken)
-    goals_w = _randint(rng, 1, 5)
-    goals_l = _randint(rng, 0, goals_w - 1)
-    home = winner if rng.random() < 0.5 else loser
-    s = _common(rng, taken)
-    games = _randint(rng, 8, 36)
-    coach_country = w.country(rng, taken | {home["country"]["name"]})
-    scorer_country = w.country(rng, taken)
-    s.update(
-        winner=_ent(winner), loser=_ent(loser), score=_n(f"{goals_w}-{goals_l}"),
-        league=_w(winner["league"]), scorer=_ent(scorer), scorer_last=_place(scorer["toks"][-1]),
-        venue=Val(home["venue"], "ent", home["venue_ents"]), city=_place(home["city"]),
-        streak=_w(_pick(rng, ORDINALS[1:])), title_year=_year(rng, 1960, 2020),
-        coach=_ent(coach), coach_year=_year(rng, 2012, 2023), coach_country=_place(coach_country["name"]),
-        scorer_country=_place(scorer_country["name"]), scorer_year=_year(rng, 2015, 2023),
-        attendance=_count(rng, 8_000, 75_000), goals=_n(str(_randint(rng, 3, 28))),
-        points=_n(str(_randint(rng, games, games * 3))), games=_n(str(games)),
-        next_opp=_ent(next_opp), next_day=_d(_pick(rng, WEEKDAYS)), loser_coach=_ent(lcoach),
-        loser_run=_n(str(_randint(rng, 3, 15))),
-        speaker=_ent(coach), speaker_last=_place(coach["toks"][-1]),
-        speaker_role=_role("the", _ent(winner), "coach"),
-    )
-    return s
-
-
-def _f_election(rng, w: World, taken: set) -> dict:
-    winner = _take(taken, w.person(rng, taken))
-    rival = _take(taken, w.person(rng, taken))
-    country = w.country(rng, taken)
-    taken.add(country["name"])
-    office = _pick(rng, ("president", "prime minister", "mayor"))
-    home_city, _ = w.city(rng, taken, country)
-    taken.add(home_city)
-    if office == "mayor":
-        city, _ = w.city(rng, taken, country)
-        taken.add(city)
-        office_full = _role("mayor of", _place(city))
-        region, capital = _place(city), _place(city)
-    else:
-        office_full = _role(f"{office} of", _place(country["name"]))
-        cap, _ = w.city(rng, taken, country)
-        taken.add(cap)
-        region, capital = _place(country["name"]), _place(cap)
-    party, rival_party = _sample(rng, PARTIES, 2)
-    prev_job = _pick(rng, PREV_JOBS)
-    win = rng.uniform(40, 68)
-    riv = rng.uniform(max(15.0, 100 - win - 30), min(win - 0.5, 100 - win))
-    month = _pick(rng, MONTHS)
-    s = _common(rng, taken)
-    s.update(
-        winner=_ent(winner), rival=_ent(rival), office=_w(office), office_full=office_full,
-        country=_place(country["name"]), region=region, capital=capital,
-        party=_w(party), rival_party=_w(rival_party), last_winner=_w(rival_party), election_word=_w(_pick(rng, ELECTION_WORDS)),
-        last_year=_year(rng, 2010, 2020), years_word=_w(_pick(rng, WORD_NUMBERS[2:])),
-        age=_n(str(_randint(rng, 38, 71))), prev_job=_w(prev_job), a_prev_job=_a(prev_job),
-        entry_year=_year(rng, 1990, 2016), home_city=_place(home_city),
-        issue=_w(_pick(rng, ISSUES)), win_share=_n(f"{win:.1f}"), rival_share=_n(f"{riv:.1f}"),
-        turnout=_pct(rng, 38, 82), margin=_count(rng, 1_200, 900_000, 7),
-        inaug_date=_d(f"{month} {_randint(rng, 1, 28)}"),
-        speaker=_ent(winner), speaker_last=_place(winner["toks"][-1]),
-        speaker_role=_w("the winning candidate"),
-    )
-    return s
-
-
-def _f_storm(rng, w: World, taken: set) -> dict:
-    storm = _take(taken, w.name_rec(rng, taken, before=(_pick(rng, STORM_TYPES),), n_min=1,
-                                    n_max=2, endings=_FIRST_ENDINGS))
-    city, country = w.city(rng, taken)
-    taken.update((city, country["name"]))
-    official = _take(taken, w.person(rng, taken))
-    day_i = _randint(rng, 0, 6)
-    s = {"day": _d(WEEKDAYS[day_i]), "prev_day": _d(WEEKDAYS[(day_i - _randint(rng, 1, 3)) % 7])}
-    s.update(
-        storm=_ent(storm), city=_place(city), country=_place(country["name"]),
-        dead=_n(str(_randint(rng, 2, 60))), last_storm_year=_year(rng, 1950, 2015),
-        city_pop=_count(rng, 40_000, 2_500_000, 1_000), official=_ent(official),
-        wind=_n(str(_randrange(rng, 90, 260, 5))), homes=_count(rng, 5_000, 400_000, 100),
-        evacuated=_count(rng, 1_000, 250_000, 100), rain=_n(str(_randint(rng, 80, 450))),
-        hours=_n(str(_pick(rng, (6, 12, 18, 24, 36, 48)))), form_days=_w(_pick(rng, WORD_NUMBERS[1:6])),
-        speaker=_ent(official), speaker_last=_place(official["toks"][-1]),
-        speaker_role=_role("head of the disaster agency in", _place(country["name"])),
-    )
-    return s
-
-
-def _f_court_ruling(rng, w: World, taken: set) -> dict:
-    plaintiff = _take(taken, w.company(rng, taken))
-    defendant = _take(taken, w.company(rng, taken))
-    country = defendant["country"]
-    city, _ = w.city(rng, taken, country)
-    taken.add(city)
-    if rng.random() < 0.5:
-        court = Val(("the", "supreme", "court", "of", country["name"]), "ent", (country["name"],))
-    else:
-        court = Val(("the", "high", "court", "in", city), "ent", (city,))
-    judge = _take(taken, w.person(rng, taken))
-    lawyer = _take(taken, w.person(rng, taken))
-    subject, accusation = _pick(rng, CASES)
-    j_for = _randint(rng, 3, 7)
-    start = _randint(rng, 2008, 2021)
-    s = _common(rng, taken)
-    s.update(_org_slots(defendant))
-    s.update(
-        court=court, plaintiff=_ent(plaintiff), defendant=_ent(defendant), city=_place(city),
-        country=_place(country["name"]), case_subject=_w(subject), accusation=_w(accusation),
-        case_start=_n(str(start)), judge=_ent(judge), judge_year=_year(rng, 1995, 2018),
-        damages=_money(rng, 2, 3_000), vote=_n(f"{j_for}-{_randint(rng, 0, j_for - 1)}"),
-        case_years=_n(str(_randint(rng, 2, 9))), pages=_n(str(_randrange(rng, 40, 600, 2))),
-        pay_days=_n(str(_pick(rng, (14, 28, 30, 60, 90)))), lawyer=_ent(lawyer),
-        speaker=_ent(lawyer), speaker_last=_place(lawyer["toks"][-1]),
-        speaker_role=_role("a lawyer for", _ent(plaintiff)),
-    )
-    return s
-
-
-def _f_product_launch(rng, w: World, taken: set) -> dict:
-    company = _take(taken, w.company(rng, taken))
-    rival = _take(taken, w.company(rng, taken))
-    suffix = _pick(rng, PRODUCT_SUFFIXES)
-    product = _take(taken, w.name_rec(rng, taken, after=(suffix,) if suffix else (), n_min=2, n_max=3))
-    ptype, ptypes = _pick(rng, PRODUCT_TYPES)
-    city, _ = w.city(rng, taken)
-    taken.add(city)
-    ceo = company["ceo"]
-    price = _randrange(rng, 149, 2_999, 50)
-    s = _common(rng, taken)
-    s.update(_org_slots(company))
-    s.update(
-        company=_ent(company), product=_ent(product), ptype=_w(ptype), ptypes=_w(ptypes),
-        a_ptype=_a(ptype),
-        city=_place(city), rival=_ent(rival), ceo=_ent(ceo), ceo_year=_year(rng, 2008, 2022),
-        price=_n(f"$ {price:,}"), battery=_n(str(_randint(rng, 8, 60))),
-        preorders=_count(rng, 5_000, 900_000, 500), n_countries=_n(str(_randint(rng, 3, 40))),
-        release_date=_d(f"{_pick(rng, MONTHS)} {_randint(rng, 1, 28)}"),
-        share_rise=_pct(rng, 0.5, 9), sector=_w(company["sector"][0]),
-        speaker=_ent(ceo), speaker_last=_place(ceo["toks"][-1]),
-        speaker_role=_role("chief executive of", _ent(company)),
-    )
-    return s
-
-
-def _f_player_transfer(rng, w: World, taken: set) -> dict:
-    player = _take(taken, w.person(rng, taken))
-    from_club = _take(taken, w.club(rng, taken))
-    to_club = _take(taken, w.club(rng, taken))
-    next_opp = _take(taken, w.club(rng, taken))
-    coach = to_club["coach"]
-    if set(coach["ents"]) & set(player["ents"]):
-        return _f_player_transfer(rng, w, taken)
-    country = w.country(rng, taken)
-    taken.add(country["name"])
-    position, positions = _pick(rng, POSITIONS)
-    s = _common(rng, taken)
-    s.update(
-        player=_ent(player), player_last=_place(player["toks"][-1]),
-        from_club=_ent(from_club), to_club=_ent(to_club), next_opp=_ent(next_opp),
-        position=_w(position), positions=_w(positions), shirt=_n(str(_randint(rng, 2, 40))),
-        age=_n(str(_randint(rng, 19, 33))), joined_year=_year(rng, 2012, 2022),
-        caps=_n(str(_randint(rng, 3, 90))), player_country=_place(country["name"]),
-        to_coach=_ent(coach), coach_year=_year(rng, 2015, 2023),
-        fee=_money(rng, 2, 120, cur="£"), contract=_n(_pick(rng, ("two-year", "three-year",
-                                                                 "four-year", "five-year"))),
-        goals=_n(str(_randint(rng, 2, 30))), next_day=_d(_pick(rng, WEEKDAYS)),
-        award_year=_year(rng, 2014, 2023),
-        city=_place(to_club["city"]),
-        speaker=_ent(coach), speaker_last=_place(coach["toks"][-1]),
-        speaker_role=_role("the", _ent(to_club), "coach"),
-    )
-    return s
-
-
-def _f_scientific_discovery(rng, w: World, taken: set) -> dict:
-    uni = _take(taken, w.university(rng, taken))
-    dname = _take(taken, w.name_rec(rng, taken, n_min=2, n_max=3, endings=("a", "is", "us", "ia", "")))
-    scientist = _take(taken, w.person(rng, taken))
-    country = uni["country"]
-    place_name = _name(rng, 2, 3)
-    while place_name in taken:
-        place_name = _name(rng, 2, 3)
-    taken.add(place_name)
-    place = Val(("the", place_name) + tuple(_pick(rng, HABITAT_FORMS).split()), "ent", (place_name,))
-    funder = _take(taken, w.name_rec(rng, taken, before=("the",), after=("foundation",)))
-    title = _pick(rng, ("dr", "professor"))
-    sci = Val((title,) + scientist["toks"], "ent", scientist["ents"])
-    s = _common(rng, taken)
-    s.update(
-        university=_ent(uni), dname=_ent(dname), animal=_w(_pick(rng, ANIMALS)),
-        journal=_w(_pick(rng, JOURNALS)), place=place, country=_place(country["name"]),
-        scientist=sci, sci_year=_year(rng, 1995, 2020), field=_w(_pick(rng, FIELDS)),
-        uni_founded=_n(str(uni["founded"])), students=_n(f"{uni['students']:,}"),
-        funder=_ent(funder), size=_n(f"{rng.uniform(0.4, 40):.1f}"),
-        n_samples=_n(str(_randint(rng, 6, 400))), study_years=_n(str(_randint(rng, 2, 12))),
-        population=_count(rng, 50, 5_000, 50), trip_weeks=_n(str(_randint(rng, 2, 14))),
-        speaker=sci, speaker_last=_place(scientist["toks"][-1]),
-        speaker_role=_role("who led the study at", _ent(uni)),
-    )
-    return s
-
-
-def _f_labour_strike(rng, w: World, taken: set) -> dict:
-    employer = _take(taken, w.company(rng, taken))
-    union = _take(taken, w.name_rec(rng, taken, before=("the",), after=("union",)))
-    leader = _take(taken, w.person(rng, taken))
-    demand = _randint(rng, 6, 20)
-    s = _common(rng, taken)
-    s.update(_org_slots(employer))
-    s.update(
-        employer=_ent(employer), union=_ent(union), leader=_ent(leader),
-        leader_year=_year(rng, 2008, 2022), city=_place(employer["city"]),
-        country=_place(employer["country"]["name"]), last_strike=_year(rng, 1985, 2020),
-        strikers=_count(rng, 300, 60_000, 50), demand=_n(str(demand)),
-        offer=_n(str(_randint(rng, 1, demand - 2))), cost=_money(rng, 0.5, 90),
-        strike_days=_n(str(_randint(rng, 2, 14))),
-        speaker=_ent(leader), speaker_last=_place(leader["toks"][-1]),
-        speaker_role=_role("head of", _ent(union)),
-    )
-    return s
-
-
-def _f_earnings(rng, w: World, taken: set) -> dict:
-    company = _take(taken, w.company(rng, taken))
-    city2, _ = w.city(rng, taken | company["all"])
-    taken.add(city2)
-    d = _pick(rng, EARNINGS_DIRS)
-    quarter, quarter_end = _pick(rng, QUARTERS)
-    ceo = company["ceo"]
-    s = _common(rng, taken)
-    s.update(_org_slots(company))
-    s.update(
-        company=_ent(company), dir_verb=_w(d["verb"]), dir_past=_w(d["past"]), dir_adj=_w(d["adj"]),
-        dir_comp=_w(d["comp"]), dir_move=_w(d["move"]), reason=_w(_pick(rng, d["reasons"])),
-        quarter=_w(quarter), quarter_end=_w(quarter_end), city=_place(company["city"]),
-        ceo=_ent(ceo), ceo_year=_year(rng, 2006, 2022), profit=_money(rng, 3, 4_000),
-        change=_n(str(_randint(rng, 2, 45))), revenue=_money(rng, 60, 30_000),
-        customers=_count(rng, 20_000, 30_000_000, 1_000), results_month=_w(_pick(rng, MONTHS)),
-        sector=_w(company["sector"][0]), products=_w(company["sector"][1]), city2=_place(city2),
-        n_markets=_n(str(_randint(rng, 4, 90))),
-        speaker=_ent(ceo), speaker_last=_place(ceo["toks"][-1]),
-        speaker_role=_role("chief executive of", _ent(company)),
-    )
-    return s
-
-
-for _kind in KINDS:
-    KINDS[_kind]["facts"] = globals()[f"_f_{_kind}"]
-
-
-# --------------------------------------------------------------------------------------
-# Articles and summaries
-# --------------------------------------------------------------------------------------
-_OPTIONAL_ROLES = ("background", "quote", "outlook", "reaction")
-
-
-def _paragraph_roles(rng, n: int) -> list:
-    """Lead first; then figures, a distractor (n >= 4, or half the time at n == 3) and others."""
-    rest = ["figures"]
-    if n >= 4 or (n == 3 and rng.random() < 0.5):
-        rest.append("distractor")
-    rest += _sample(rng, _OPTIONAL_ROLES, n - 1 - len(rest))
-    rest = _sample(rng, rest, len(rest))
-    return ["lead"] + rest
-
-
-def _pick_groups(rng, groups, k: int):
-    """k of the role groups in their order, one phrasing each."""
-    idx = sorted(_sample(rng, range(len(groups)), min(k, len(groups))))
-    return [_pick(rng, groups[i]) for i in idx]
-
-
-_ATTRIBUTION_WORDS = frozenset(("said", "says", "according", "reported", "estimate", "reports"))
-
-
-def _tail(rng, spec, sent: list, p: float = 0.3) -> list:
-    """Sometimes add an attribution before the full stop: '..., the companies said .'"""
-    if rng.random() < p and sent and sent[-1] == "." and _ATTRIBUTION_WORDS.isdisjoint(sent):
-        return sent[:-1] + list(_pick(rng, spec["tails"])) + ["."]
-    return sent
-
-
-def _build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused, long):
-    """The sentences of one paragraph.  ``long`` articles get more sentences per paragraph."""
-    if role == "lead":
-        sents = [_fill(_pick(rng, spec["lead"]), slots, used)]
-        k = 2 if long else (0 if rng.random() < 0.15 else 1) + (rng.random() < 0.3)
-        for t in _sample(rng, spec["context"], k):
-            sents.append(_fill(t, slots, used))
-        return sents
-    if role == "background":
-        k = 5 if long else _randint(rng, 3, 4)
-        return [_tail(rng, spec, _fill(t, slots, used)) for t in _pick_groups(rng, spec["background"], k)]
-    if role == "figures":
-        n = len(spec["figures"])
-        k = n if long or rng.random() < 0.6 else n - 1
-        return [_tail(rng, spec, _fill(t, slots, used)) for t in _pick_groups(rng, spec["figures"], k)]
-    if role == "quote":
-        k = 4 if long else (3 if rng.random() < 0.7 else 2)
-        lines = _sample(rng, spec["quotes"], k)
-        sents = [_fill(_pick(rng, _QUOTE_FIRST), slots, used, q=_fill(lines[0], slots, used))]
-        for second in _sample(rng, _QUOTE_SECOND, k - 1):
-            sents.append(_fill(second, slots, used, q=_fill(lines[len(sents)], slots, used)))
-        return sents
-    if role in ("outlook", "reaction"):
-        k = 4 if long else _randint(rng, 2, 3)
-        return [_tail(rng, spec, _fill(t, slots, used)) for t in _sample(rng, spec[role], k)]
-    if role == "distractor":
-        first = list(_pick(rng, DISTRACTOR_PREFIXES)) + _fill(_pick(rng, dspec["lead"]), dslots, dused)
-        sents = [first]
-        if long or rng.random() < 0.5:
-            sents.append(_fill(_pick(rng, dspec["context"]), dslots, dused))
-        n_bg = 2 if long else _randint(rng, 0, 1)
-        for t in _pick_groups(rng, dspec["background"], n_bg):
-            sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
-        n_fig = _randint(rng, 2, 3) if long else _randint(rng, 1, 2)
-        for t in _pick_groups(rng, dspec["figures"], n_fig):
-            sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
-        return sents
-    raise ValueError(role)
-
-
-# Long articles ("synthnews-long") -------------------------------------------------------
-_LONG_OPTIONAL_ROLES = ("background", "quote", "outlook", "reaction", "analysis", "history",
-                        "comment", "wider")
-# lead, figures, two distractors and the optional roles
-MAX_LONG_PARAGRAPHS = 4 + len(_LONG_OPTIONAL_ROLES)
-LONG_PARAGRAPHS = (12, 12)   # paragraphs of a "synthnews-long" article
-LONG_MAX_TOKENS = 1000      # a longer long article is drawn again
-LATE_FROM = 400             # a fact first stated from this token on is "late"
-LATE_SHARE = 0.75           # how often a long summary's 2nd (3rd) sentence is made to use one
-
-
-def _long_paragraph_roles(rng, n: int) -> list:
-    """Lead first; then figures, a distractor (n >= 4), a second distractor (n >= 8) and others."""
-    rest = ["figures"]
-    if n >= 4:
-        rest.append("distractor")
-    if n >= 8:
-        rest.append("distractor")
-    rest += _sample(rng, _LONG_OPTIONAL_ROLES, n - 1 - len(rest))
-    rest = _sample(rng, rest, len(rest))
-    return ["lead"] + rest
-
-
-def _observer_slots(rng, world: World, avoid: set) -> dict:
-    """The outside observer quoted in a long article's comment paragraph."""
-    person = world.person(rng, avoid)
-    return {"observer": _ent(person), "observer_last": _place(person["toks"][-1])}
-
-
-def _build_long_paragraph(rng, role, spec, slots, used):
-    """A long article's paragraph about the main event (the distractors: :func:`_long_distractor`)."""
-    if role == "lead":
-        sents = [_fill(_pick(rng, spec["lead"]), slots, used)]
-        return sents + [_fill(t, slots, used) for t in _sample(rng, spec["context"], 3)]
-    if role in ("analysis", "wider"):
-        return [_fill(t, slots, used) for t in _sample(rng, spec[role], _randint(rng, 4, 5))]
-    if role == "history":
-        k = _randint(rng, 4, 5)
-        return [_tail(rng, spec, _fill(t, slots, used)) for t in _sample(rng, spec["history"], k)]
-    if role == "comment":
-        lines = _sample(rng, spec["observer_quotes"], _randint(rng, 3, 4))
-        sents = [_fill(_pick(rng, spec["observer_first"]), slots, used, q=_fill(lines[0], slots, used))]
-        for second in _sample(rng, _OBSERVER_SECOND, len(lines) - 1):
-            sents.append(_fill(second, slots, used, q=_fill(lines[len(sents)], slots, used)))
-        return sents
-    return _build_paragraph(rng, role, spec, slots, used, None, None, None, True)
-
-
-def _long_distractor(rng, prefix, dspec, dslots, dused):
-    """A distractor paragraph of a long article: lead, context, 2 background and 2-3 figures."""
-    sents = [list(prefix) + _fill(_pick(rng, dspec["lead"]), dslots, dused),
-             _fill(_pick(rng, dspec["context"]), dslots, dused)]
-    for t in _pick_groups(rng, dspec["background"], 2):
-        sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
-    for t in _pick_groups(rng, dspec["figures"], _randint(rng, 2, 3)):
-        sents.append(_tail(rng, dspec, _fill(t, dslots, dused)))
-    return sents
-
-
-def contains(tokens: Sequence[str], fact) -> bool:
-    """True if the fact's tokens (a string or a token sequence) occur contiguously in ``tokens``."""
-    f = fact.split() if isinstance(fact, str) else list(fact)
-    n = len(f)
-    if n == 0:
-        return True
-    first = f[0]
-    for i in range(len(tokens) - n + 1):
-        if tokens[i] == first and list(tokens[i:i + n]) == f:
-            return True
-    return False
-
-
-def _spaced(tokens) -> str:
-    """' a b c ': a fact ``f`` occurs in the tokens iff ' f ' is a substring (no token has a space)."""
-    return " " + " ".join(tokens) + " "
-
-
-def _choose(rng, templates, ok):
-    """A random template that passes ``ok``; of two random candidates, the longer (so that
-    summaries are not dominated by the short fall-back phrasings)."""
-    cands = [t for t in templates if ok(t)]
-    if not cands:
-        return None
-    a, b = _pick(rng, cands), _pick(rng, cands)
-    return a if len(a) >= len(b) else b
-
-
-
-def _texts_of(values, typ: str) -> list:
-    """The texts of the slot values of one type, in order, each once."""
-    out = []
-    for v in values:
-        text = " ".join(v.toks)
-        if v.typ == typ and text not in out:
-            out.append(text)
-    return out
-
-def _make_example(rng, world: World, n_par: int, ex_id: str, long: bool):
-    kind = _pick(rng, EVENT_KINDS)
-    spec = KINDS[kind]
-    slots = spec["facts"](rng, world, set())
-    main_ents = set()
-    for v in slots.values():
-        main_ents.update(v.ents)
-
-    if long:
-        slots.update(_observer_slots(rng, world, set(main_ents)))
-        main_ents.update(slots["observer"].ents)
-        roles = _long_paragraph_roles(rng, n_par)
-    else:
-        roles = _paragraph_roles(rng, n_par)
-    distractors = []  # (kind, spec, slots, used slot names) of each distractor paragraph
-    avoid = set(main_ents)
-    for _ in range(roles.count("distractor")):
-        dkind = _pick(rng, EVENT_KINDS)
-        dspec = KINDS[dkind]
-        dslots = dspec["facts"](rng, world, set(avoid))
-        for v in dslots.values():
-            avoid.update(v.ents)
-        distractors.append((dkind, dspec, dslots, set()))
-
-    used_per_par = []
-    paragraphs = []
-    if long:
-        prefixes = _sample(rng, DISTRACTOR_PREFIXES, len(distractors))
-        for role in roles:
-            used = set()
-            if role == "distractor":
-                i = sum(r == "distractor" for r in roles[:len(paragraphs)])
-                _, dspec, dslots, dused = distractors[i]
-                paragraphs.append(_long_distractor(rng, prefixes[i], dspec, dslots, dused))
-            else:
-                paragraphs.append(_build_long_paragraph(rng, role, spec, slots, used))
-            used_per_par.append(used)
-        if sum(len(s) for p in paragraphs for s in p) > LONG_MAX_TOKENS:
-            return None
-    else:
-        _, dspec, dslots, dused = distractors[0] if distractors else (None, None, {}, set())
-        full = n_par <= 3  # short articles get fuller paragraphs
-        for role in roles:
-            used = set()
-            paragraphs.append(_build_paragraph(rng, role, spec, slots, used, dspec, dslots, dused,
-                                               full and role != "lead"))
-            used_per_par.append(used)
-    used_all = set().union(*used_per_par)
-    par_text = [_spaced([t for s in p for t in s]) for p in paragraphs]
-    lead_text = par_text[0]
-
-    said_in_article = {ALIASES.get(n, n) for n in used_all}
-
-    def available(t):
-        """The template states only what the article states."""
-        return all(ALIASES.get(n, n) in said_in_article for n in t.slots)
-
-    in_lead: dict = {}
-
-    def outside_lead(t):
-        for n in t.slots:
-            if slots[n].typ in FACT_TYPES:
-                if n not in in_lead:
-                    in_lead[n] = _spaced(slots[n].toks) in lead_text
-                if not in_lead[n]:
-                    return True
-        return False
-
-    if long:
-        early_text = _spaced([t for p in paragraphs for s in p for t in s][:LATE_FROM])
-
-        def late(t):
-            """States a fact that the article's first LATE_FROM tokens do not state."""
-            return any(slots[n].typ in FACT_TYPES and _spaced(slots[n].toks) not in early_text
-                       for n in t.slots)
-
-    main = _choose(rng, spec["sum_main"], available)
-    fig = None
-    if long and rng.random() < LATE_SHARE:
-        fig = _choose(rng, spec["sum_figure"], lambda t: available(t) and outside_lead(t) and late(t))
-    if fig is None:
-        fig = _choose(rng, spec["sum_figure"], lambda t: available(t) and outside_lead(t))
-    if main is None or fig is None:
-        return None
-    chosen = [main, fig]
-    short = len(main) + len(fig) < 24  # template lengths: about 30 tokens once filled
-    if short or rng.random() < 0.85:
-        said = main.slots | fig.slots
-        core = set(spec["core"])
-
-        def adds_news(t):
-            """Says a new fact and repeats nothing but the main entities."""
-            return (t not in chosen and available(t)
-                    and any(slots[n].typ in FACT_TYPES for n in t.slots - said)
-                    and all(n in core or slots[n].typ == "ent" for n in t.slots & said))
-
-        extra = None
-        if long and rng.random() < LATE_SHARE:
-            def late_news(t):
-                return adds_news(t) and late(t)
-
-            extra = (_choose(rng, spec["sum_extra"], late_news)
-                     or _choose(rng, spec["sum_figure"], late_news))
-        if extra is None:
-            extra = _choose(rng, spec["sum_extra"], adds_news)
-        if extra is None:  # a second figure sentence instead
-            extra = _choose(rng, spec["sum_figure"], adds_news)
-        if extra is not None:
-            chosen.insert(_randint(rng, 1, 2), extra)
-    sum_used = set()
-    summary = [_fill(t, slots, sum_used) for t in chosen]
-
-    # Facts --------------------------------------------------------------------------
-    target = [t for s in summary for t in s]
-    key_facts, entities, entity_tokens = [], [], []
-    for t in chosen:
-        for is_slot, name in t:
-            if not is_slot:
-                continue
-            v = slots[name]
-            if v.typ not in FACT_TYPES:
-                continue
-            text = " ".join(v.toks)
-            if text not in key_facts:
-                key_facts.append(text)
-            if v.typ == "ent" and text not in entities:
-                entities.append(text)
-                entity_tokens.extend(e for e in v.ents if e not in entity_tokens)
-    fact_pars = {f: [i for i, p in enumerate(par_text) if f" {f} " in p] for f in key_facts}
-    outside = [f for f in key_facts if 0 not in fact_pars[f] and fact_pars[f]]
-    d_used_ents = sorted({e for _, _, ds, du in distractors for n in du for e in ds[n].ents})
-    if not outside or set(d_used_ents) & set(target) or set(d_used_ents) & main_ents:
-        return None
-    if any(not fact_pars[f] for f in key_facts):
-        return None
-    all_ents = {e for n in used_all | sum_used for e in slots[n].ents} | set(d_used_ents)
-    d_entities = _texts_of([ds[n] for _, _, ds, du in distractors for n in sorted(du)], "ent")
-    numbers = _texts_of([slots[n] for n in sorted(used_all)], "num")
-    facts = {
-        "event": kind,
-        "distractor_event": distractors[0][0] if distractors else None,
-        "entities": entities,
-        "entity_tokens": entity_tokens,
-        "numbers": numbers,
-        "key_facts": key_facts,
-        "outside_lead_facts": outside,
-        "fact_paragraphs": fact_pars,
-        "distractor_entities": d_entities,
-        "distractor_entity_tokens": d_used_ents,
-        "all_entity_tokens": sorted(all_ents),
-        "paragraph_roles": roles,
-        "slots": {n: " ".join(slots[n].toks) for n in sorted(used_all)},
-    }
-    if long:
-        facts["distractor_events"] = [d[0] for d in distractors]
-    return Example.from_document(paragraphs, summary, facts=facts, id=ex_id,
-                                 meta={"dataset": "synthnews-long" if long else "synthnews"})
-
-
-MAX_PARAGRAPHS = 3 + len(_OPTIONAL_ROLES)  # lead, figures, distractor and the optional roles
-
-
-def _generate(n, rng, world, min_paragraphs, max_paragraphs, prefix, long=False):
-    most = MAX_LONG_PARAGRAPHS if long else MAX_PARAGRAPHS
-    if not 2 <= min_paragraphs <= max_paragraphs <= most:
-        raise ValueError(f"need 2 <= min_paragraphs <= max_paragraphs <= {most}, "
-                         f"got {min_paragraphs}, {max_paragraphs}")
-    out = []
-    for i in range(n):
-        n_par = _randint(rng, min_paragraphs, max_paragraphs)
-        for _ in range(100):  # an example that breaks a promise (rare) is drawn again
-            ex = _make_example(rng, world, n_par, f"{prefix}-{i:06d}", long)
-            if ex is not None:
-                break
-        else:
-            raise RuntimeError(f"could not make example {i} of {prefix}")
-        out.append(ex)
-    return out
-
-
-def generate(n: int, seed: int = 0, min_paragraphs: int | None = None,
-             max_paragraphs: int | None = None, *, long: bool = False,
-             world: World | None = None) -> list[Example]:
-    """``n`` SynthNews examples with ``min_paragraphs`` to ``max_paragraphs`` paragraphs each.
-
-    The same seed gives the same examples (and a longer run starts with the shorter one's);
-    the global ``random`` state is neither used nor changed.  ``long`` writes long articles
-    (as in "synthnews-long"; the paragraph range defaults to ``LONG_PARAGRAPHS``, otherwise
-    to 3-6); ``world`` defaults to ``World(seed)``.
-    """
-    lo, hi = LONG_PARAGRAPHS if long else (3, 6)
-    min_paragraphs = lo if min_paragraphs is None else min_paragraphs
-    max_paragraphs = hi if max_paragraphs is None else max_paragraphs
-    world = world if world is not None else World(seed)
-    rng = random.Random(f"synthnews/{seed}/generate")
-    return _generate(n, rng, world, min_paragraphs, max_paragraphs, f"synthnews-s{seed}", long)
-
-
-def load_synthnews(n_train: int, n_valid: int, n_test: int, seed: int = 0, long: bool = False):
-    """(train, valid, test) from one world, each split from its own random stream.
-
-    ``long=True`` gives "synthnews-long": articles of 9-11 paragraphs, about 800 tokens,
-    whose key facts are spread through the whole article (see the module docstring).
-    """
-    world = World(seed)
-    name = "synthnews-long" if long else "synthnews"
-    lo, hi = LONG_PARAGRAPHS if long else (3, 6)
-    splits = []
-    for split, n in (("train", n_train), ("valid", n_valid), ("test", n_test)):
-        rng = random.Random(f"{name}/{seed}/{split}")
-        splits.append(_generate(n, rng, world, lo, hi, f"{name}-s{seed}-{split}", long))
-    return tuple(splits)
-
-
-# --------------------------------------------------------------------------------------
-# Saving
-# --------------------------------------------------------------------------------------
-def _to_json(ex: Example) -> dict:
-    d = {"id": ex.id}
-    if ex.paragraphs is not None:
-        d["paragraphs"] = ex.paragraphs
-    else:
-        d["source"] = ex.source
-    if ex.target_sents is not None:
-        d["target_sents"] = ex.target_sents
-    else:
-        d["target"] = ex.target
-    if ex.facts is not None:
-        d["facts"] = ex.facts
-    if ex.meta:
-        d["meta"] = ex.meta
-    return d
-
-
-def _from_json(d: dict) -> Example:
-    if "paragraphs" in d:
-        paragraphs = d["paragraphs"]
-        sents = d.get("target_sents") or [d["target"]]
-        ex = Example.from_document(paragraphs, sents, facts=d.get("facts"), id=d.get("id", ""),
-                                   meta=d.get("meta"))
-        if "target_sents" not in d:
-            ex.target_sents = None
-        return ex
-    target_sents = d.get("target_sents")
-    target = d["target"] if "target" in d else [t for s in target_sents for t in s]
-    return Example(d["source"], target, target_sents=target_sents, facts=d.get("facts"),
-                   id=d.get("id", ""), meta=dict(d.get("meta") or {}))
-
-
-def write_jsonl(examples: Sequence[Example], path) -> str:
-    """Write one JSON object per example; atomic (a temporary file, then ``os.replace``)."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for ex in examples:
-                f.write(json.dumps(_to_json(ex), ensure_ascii=False, separators=(",", ":")))
-                f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def read_jsonl(path) -> list[Example]:
-    """Examples written by :func:`write_jsonl`."""
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(_from_json(json.loads(line)))
-            except (ValueError, KeyError) as e:
-                raise ValueError(f"{path}:{lineno}: not a saved example ({e})") from e
-    return out
-
-
-# --------------------------------------------------------------------------------------
-# Measuring a data set
-# --------------------------------------------------------------------------------------
-def lead_sentences(example: Example, k: int = 3) -> list[list[str]]:
-    """The first ``k`` source sentences (the lead-k baseline's summary)."""
-    return example.source_sents[:k]
-
-
-def fact_recall(tokens: Sequence[str], facts: dict) -> float:
-    """Share of ``facts["key_facts"]`` that ``tokens`` state (see :func:`contains`)."""
-    keys = facts["key_facts"]
-    return sum(contains(tokens, f) for f in keys) / len(keys) if keys else 0.0
-
-
-def hallucinated_entities(tokens: Sequence[str], example: Example) -> list[str]:
-    """Entity tokens in ``tokens`` that the example's source does not contain."""
-    ents = set(example.facts["all_entity_tokens"])
-    src = set(example.source)
-    return [t for t in tokens if t in ents and t not in src]
-
-
-def _bigrams(toks):
-    return list(zip(toks, toks[1:]))
-
-
-def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size: int = 2000) -> dict:
-    """Statistics of a train/test pair (works for any :class:`Example` lists).
-
-    * ``oov_entity_share``: share of entity tokens in the test references that are outside the
-      ``vocab_size`` most frequent training *source* tokens (``None`` without facts);
-    * ``summary_oov_rate`` / ``source_oov_rate``: the same for all reference / source tokens;
-    * ``novel_bigram_rate`` / ``novel_unigram_rate``: mean per example of the share of reference
-      n-grams that are not in the source;
-    * ``lead3_rouge``: ROUGE-1/2/Lsum F1 (x100, rouge-score with stemming) of the first three
-      source sentences against the reference; ``lead3_fact_recall`` the share of key facts lead-3
-      states and ``lead400_fact_recall`` the share the first 400 source tokens state (what a
-      model that reads 400 tokens, as See et al. 2017 did, can copy; ``None`` without facts);
-    * mean lengths in tokens, paragraphs and sentences.
-    """
-    from rouge_score import rouge_scorer
-
-    counts = Counter(t for ex in train for t in ex.source)
-    vocab = set(sorted(counts, key=lambda t: (-counts[t], t))[:vocab_size])
-    ent_total = ent_oov = 0
-    sum_total = sum_oov = src_total = src_oov = 0
-    novel2, novel1 = [], []
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeLsum"], use_stemmer=True)
-    rouge = {"rouge1": 0.0, "rouge2": 0.0, "rougeLsum": 0.0}
-    recalls, recalls400 = [], []
-    for ex in test:
-        ents = set(ex.facts["all_entity_tokens"]) if ex.facts else None
-        for t in ex.target:
-            sum_total += 1
-            oov = t not in vocab
-            sum_oov += oov
-            if ents is not None and t in ents:
-                ent_total += 1
-                ent_oov += oov
-        src_total += len(ex.source)
-        src_oov += sum(t not in vocab for t in ex.source)
-        src_bi = set(_bigrams(ex.source))
-        tb = _bigrams(ex.target)
-        if tb:
-            novel2.append(sum(b not in src_bi for b in tb) / len(tb))
-        if ex.target:
-            src_set = set(ex.source)
-            novel1.append(sum(t not in src_set for t in ex.target) / len(ex.target))
-        lead = lead_sentences(ex, 3)
-        scores = scorer.score(ex.summary_text(), "\n".join(" ".join(s) for s in lead))
-        for k in rouge:
-            rouge[k] += scores[k].fmeasure
-        if ex.facts and ex.facts.get("key_facts"):
-            recalls.append(fact_recall([t for s in lead for t in s], ex.facts))
-            recalls400.append(fact_recall(ex.source[:400], ex.facts))
-    n = max(len(test), 1)
-
-    def mean(xs):
-        xs = list(xs)
-        return sum(xs) / len(xs) if xs else 0.0
-
-    has_facts = any(ex.facts for ex in test)
-    return {
-        "n_train": len(train), "n_test": len(test), "vocab_size": len(vocab),
-        "oov_entity_share": (ent_oov / ent_total if ent_total else 0.0) if has_facts else None,
-        "summary_oov_rate": sum_oov / sum_total if sum_total else 0.0,
-        "source_oov_rate": src_oov / src_total if src_total else 0.0,
-        "novel_bigram_rate": mean(novel2),
-        "novel_unigram_rate": mean(novel1),
-        "lead3_rouge": {k: 100.0 * v / n for k, v in rouge.items()},
-        "lead3_fact_recall": mean(recalls) if recalls else None,
-        "lead400_fact_recall": mean(recalls400) if recalls400 else None,
-        "mean_source_tokens": mean(len(ex.source) for ex in test),
-        "mean_summary_tokens": mean(len(ex.target) for ex in test),
-        "mean_paragraphs": mean(len(ex.paragraphs or [ex.source]) for ex in test),
-        "mean_source_sentences": mean(len(ex.source_sents) for ex in test),
-        "mean_summary_sentences": mean(len(ex.target_sents or [ex.target]) for ex in test),
-    }
+ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "g", "h", "j", "k", "kr", "l", "m", "n", "p",
+          "r", "s", "sh", "st", "t", "tr", "v", "z", "th", "l", "m", "n", "r", "s", "t", "v")
+VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "a", "ai", "ei", "ou")
+CODAS = ("", "", "", "", "", "", "n", "r", "l", "s", "m", "k")
+FIRST_ENDINGS = ("a", "o", "en", "ia", "el", "ik", "an", "is", "ara", "ine", "us", "")
+PLACE_ENDINGS = ("", "", "ova", "ica", "mar", "heim", "ora", "ek", "and", "ul")
+COUNTRY_ENDINGS = ("ia", "land", "ar", "ova", "istan", "enia", "ania")
