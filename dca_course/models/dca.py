@@ -34,7 +34,9 @@ Choices the paper leaves open:
   <-h_1 would be the one that has read everything backwards, but the paper's h_{m,I} is the
   output at position I, and this follows the paper;
 * all agents run as one batch: (batch, agents, len, dim) is reshaped to
-  (batch * agents, len, dim) for every LSTM, never a Python loop over agents.
+  (batch * agents, len, dim) for every LSTM, never a Python loop over agents; each bi-LSTM is
+  the course's one bidirectional encoder (:class:`~dca_course.nn.encoders.BiRNN`, as in the
+  pointer-generator and CopyNet).
 
 Decoder with agent attention (section 2.2)
 ------------------------------------------

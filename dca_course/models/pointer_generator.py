@@ -35,7 +35,8 @@ unchanged until training moves w_c.
 
 Choices the paper leaves open, following the authors' released code where it helps:
 the decoder input is x_t = W_x [E y_{t-1}; h*_{t-1}] (the previous context is fed back,
-"input feeding"; ``input_feeding=False`` gives x_t = E y_{t-1}, see below); the decoder's first hidden and cell states are ReLU(W_h' [->h_n; <-h_1]) and
+"input feeding"; ``input_feeding=False`` gives x_t = E y_{t-1}, see below); the decoder's
+first hidden and cell states are ReLU(W_h' [->h_n; <-h_1]) and
 ReLU(W_c' [->h_n; <-h_1]), from the encoder's last hidden states; s_t is the LSTM's hidden
 state.
 
@@ -51,6 +52,12 @@ recipes train without it; this class keeps See et al.'s code as its default.
 Decoding protocol (see :mod:`dca_course.models`): ``step(y_prev, state)`` takes ``y_prev`` in
 *extended* ids (what the search chose, a copied OOV word included) and maps ids >= V to UNK
 itself before the embedding, so the embedding never sees an extended id.
+
+What this model shares with CopyNet and DCA lives outside it: the bi-LSTM encoder in
+:mod:`dca_course.nn.encoders`; eq. (9) (:func:`~dca_course.nn.copying.final_distribution` and its
+fast log form), eq. (12) (:func:`~dca_course.nn.copying.coverage_terms`) and the extended-id -> UNK
+map in :mod:`dca_course.nn.copying`; teacher forcing in :mod:`dca_course.decoding`.  They are
+imported here, so ``from dca_course.models.pointer_generator import final_distribution`` works.
 """
 from __future__ import annotations
 
