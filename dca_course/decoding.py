@@ -1,4 +1,4 @@
-"""Decoding: greedy search and sampling over the extended vocabulary.
+"""Decoding: teacher forcing, greedy search, sampling and beam search over the extended vocabulary.
 
 Every decoder of the course speaks one protocol (see :mod:`dca_course.models`):
 
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .nn.attention import using_reference_code
+from .nn.copying import extended_to_vocab
 
 @dataclass
 class Decoded:
@@ -35,14 +37,70 @@ class Decoded:
     scores: torch.Tensor | None = None         # (batch,) beam search: the best hypothesis's score
 
 
-def to_inputs(ids: torch.Tensor, vocab_size: int, unk_id: int = 1) -> torch.Tensor:
-    """Extended ids -> ids the embedding can read (a copied OOV word is fed back as UNK)."""
-    return torch.where(ids >= vocab_size, torch.full_like(ids, unk_id), ids)
-
-
 def decoder_input(model, ids: torch.Tensor) -> torch.Tensor:
-    """What ``model.step`` is fed: extended ids for a copying model, readable ids otherwise."""
-    return ids if getattr(model, "extended_vocab", False) else to_inputs(ids, model.vocab_size)
+    """What ``model.step`` is fed: extended ids for a copying model, readable ids otherwise (a
+    copied OOV word is fed back as UNK)."""
+    if getattr(model, "extended_vocab", False):
+        return ids
+    return extended_to_vocab(ids, model.vocab_size, getattr(model, "unk_id", 1))
+
+
+# -- teacher forcing ------------------------------------------------------------------------------
+
+def teacher_inputs(batch) -> torch.Tensor:
+    """What the decoder reads under teacher forcing: ``<s>`` and the reference words but the last,
+    (batch, T), in extended ids (a copying model must know which OOV word it wrote)."""
+    return torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
+
+
+def teacher_forcing(model, batch) -> dict:
+    """Run the decoder over :func:`teacher_inputs` and stack what every step returns:
+    ``log_probs`` (batch, T, width) and each ``info`` entry as (batch, T, ...).  The forward pass
+    of the pointer-generator, CopyNet and DCA.
+
+    A model whose step splits into ``recur`` (what step t hands to step t+1: the LSTM, the
+    attention, coverage) and ``readout`` (the output distribution, which nothing later reads)
+    runs only ``recur`` in the loop and ``readout`` once for all T steps: the same numbers with
+    a few large matrix products instead of T small ones.  Other models, and every model inside
+    :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
+    """
+    if not hasattr(model, "recur") or using_reference_code():
+        return teacher_forcing_stepwise(model, batch)
+    state = model.encode(batch)
+    emb = model.embed(teacher_inputs(batch))                                  # all steps at once
+    if hasattr(model, "recur_sequence"):         # a model that can run its recurrence faster
+        state, carried = model.recur_sequence(emb, state)
+    else:
+        state, carried = recur_loop(model, emb, state)
+    log_probs, info = model.readout(carried, state)
+    return {"log_probs": log_probs, **info}
+
+
+def recur_loop(model, emb: torch.Tensor, state: dict):
+    """``model.recur`` over the steps of ``emb`` (batch, T, emb); what it carries, stacked as
+    (batch, T, ...)."""
+    carried: dict[str, list] = {}
+    for emb_t in emb.unbind(1):        # not emb[:, t]: its backward would zero-fill all T steps, T times
+        state, r = model.recur(emb_t, state)
+        for k, v in r.items():
+            carried.setdefault(k, []).append(v)
+    return state, {k: torch.stack(v, dim=1) for k, v in carried.items()}
+
+
+def teacher_forcing_stepwise(model, batch) -> dict:
+    """The reference for :func:`teacher_forcing`: ``model.step`` once per reference word."""
+    state = model.encode(batch)
+    y_prev = teacher_inputs(batch)
+    outs: dict[str, list] = {"log_probs": []}
+    for t in range(y_prev.size(1)):
+        lp, state, info = model.step(y_prev[:, t], state)
+        outs["log_probs"].append(lp)
+        for k, v in info.items():
+            outs.setdefault(k, []).append(v)
+    return {k: torch.stack(v, dim=1) for k, v in outs.items()}
+
+
+# -- searches -------------------------------------------------------------------------------------
 
 
 def mask_impossible(log_probs: torch.Tensor, state: dict) -> torch.Tensor:
@@ -50,7 +108,7 @@ def mask_impossible(log_probs: torch.Tensor, state: dict) -> torch.Tensor:
 
     Column V + j is the j-th OOV word of the row's own article; a copying model's state holds
     ``oov_mask`` (rows, n_oov), True where that word exists
-    (:func:`~dca_course.models.pointer_generator.oov_slots`).  Ids at or beyond V + the row's OOV
+    (:func:`~dca_course.nn.copying.oov_slots`).  Ids at or beyond V + the row's OOV
     count are impossible.  A state without ``oov_mask`` (a model that cannot copy) is left as is.
     """
     oov_mask = state.get("oov_mask") if isinstance(state, dict) else None

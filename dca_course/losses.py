@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from .nn.copying import coverage_terms, extended_to_vocab
 
 REDUCTIONS = ("token", "sequence")
 
@@ -40,7 +41,7 @@ def sequence_nll(log_probs: torch.Tensor, targets: torch.Tensor, mask: torch.Ten
     the L_ML of Paulus et al. 2017, eq. (14), to mix with a summed RL loss.
     """
     width = log_probs.size(-1)
-    targets = torch.where(targets >= width, torch.full_like(targets, unk_id), targets)
+    targets = extended_to_vocab(targets, width, unk_id)
     nll = -log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)   # (batch, steps)
     return reduce_tokens(nll, mask, reduction)
 
@@ -53,9 +54,7 @@ def coverage_loss(attn: torch.Tensor, coverage: torch.Tensor, mask: torch.Tensor
     (batch, steps): True at real target positions.  The total loss of eq. (13) is
     ``sequence_nll(...) + lam * coverage_loss(...)``.
     """
-    per_step = torch.minimum(attn, coverage).sum(dim=-1)             # (batch, steps)
-    mask = mask.to(per_step.dtype)
-    return (per_step * mask).sum() / mask.sum().clamp_min(1.0)
+    return reduce_tokens(coverage_terms(attn, coverage), mask, "token")   # the terms: (batch, steps)
 
 
 # -- Deep Communicating Agents: semantic cohesion, self-critical RL, the mixed loss ----------------

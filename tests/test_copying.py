@@ -471,3 +471,92 @@ def test_copying_recipe_trains_evaluates_and_restores(tmp_path, model, extra):
     recipe.check_data(data)
     again = recipe.evaluate(restored, vocab, data, "test", torch.device("cpu"))
     assert again["rouge1"] == pytest.approx(result["rouge1"])
+
+
+# -- one home for the copying machinery (dca_course.nn.copying, dca_course.nn.encoders) ------------
+def test_extended_to_vocab_maps_exactly_the_ids_at_or_beyond_v():
+    from dca_course.nn.copying import extended_to_vocab
+
+    V, unk = 10, 7
+    ids = torch.arange(2 * V + 3).view(1, -1).repeat(2, 1)              # any shape
+    out = extended_to_vocab(ids, V, unk)
+    assert out.shape == ids.shape and out.dtype == ids.dtype
+    expected = [list(range(V)) + [unk] * (V + 3)] * 2                 # below V: kept; V and beyond: UNK
+    assert out.tolist() == expected
+    # every caller maps the same ids: the vocabulary, the batches, the decoders and the loss
+    vocab, batch = _batch()
+    V = len(vocab)
+    ext = batch.tgt_out.flatten().tolist()
+    assert vocab.decoder_inputs(ext) == extended_to_vocab(batch.tgt_out.flatten(), V, vocab.unk_id).tolist()
+    assert torch.equal(batch.src, extended_to_vocab(batch.src_ext, V, vocab.unk_id))
+    assert (batch.src_ext >= V).any()
+    from dca_course.decoding import decoder_input
+
+    assert torch.equal(decoder_input(Seq2Seq(V, 4, 4), batch.src_ext), batch.src)
+    assert torch.equal(decoder_input(PointerGenerator(V, 4, 4), batch.src_ext), batch.src_ext)
+
+
+def _code_nodes(root=Path(__file__).resolve().parents[1] / "dca_course"):
+    """(path, ast node) for every node of the sources under ``root`` (dca_course's)."""
+    import ast
+
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            yield path.relative_to(root).as_posix(), node
+
+
+def test_no_second_extended_id_to_unk_mapping_or_reverse_helper():
+    """The extended-id -> UNK map lives in nn/copying.py and the reverse-within-length helper in
+    nn/encoders.py; a copy of either anywhere else in dca_course fails here."""
+    import ast
+
+    def names(node):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
+               {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+    def compares(node):
+        return any(isinstance(n, ast.Compare) and any(isinstance(op, (ast.GtE, ast.Gt, ast.Lt, ast.LtE))
+                                                      for op in n.ops) for n in ast.walk(node))
+
+    def is_index_reversal(node):     # n - 1 - pos
+        return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.BinOp)
+                and isinstance(node.left.op, ast.Sub) and isinstance(node.left.right, ast.Constant)
+                and node.left.right.value == 1)
+
+    unk_maps, reversals = [], []
+    for path, node in _code_nodes():
+        where = isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
+            getattr(node.func, "attr", getattr(node.func, "id", "")) in ("where", "masked_fill", "clamp", "clamp_max")
+        if (where or isinstance(node, ast.IfExp)) and compares(node) and any("unk" in n.lower() for n in names(node)):
+            unk_maps.append(f"{path}:{node.lineno}")
+        if isinstance(node, ast.FunctionDef):
+            body = list(ast.walk(node))
+            gathers = any(isinstance(n, ast.Attribute) and n.attr in ("gather", "index_select") for n in body)
+            by_length = {a.arg for a in node.args.args} & {"lengths", "length", "lens"}
+            if ("reverse" in node.name and by_length) or "flip" in names(node) or \
+                    (gathers and any(map(is_index_reversal, body))):
+                reversals.append(f"{path}:{node.lineno} {node.name}")
+    assert [m for m in unk_maps if not m.startswith("nn/copying.py:")] == []
+    assert len(unk_maps) == 1                                            # extended_to_vocab itself
+    assert reversals == [r for r in reversals if r.startswith("nn/encoders.py:")]
+    assert [r.split()[-1] for r in reversals] == ["reverse_padded"]
+
+
+def test_coverage_lives_in_the_config_and_its_terms_in_one_function():
+    from dca_course import losses
+    from dca_course.models import pointer_generator
+    from dca_course.nn import copying
+
+    model = PointerGenerator(13, 4, 4)
+    assert "coverage" not in vars(model)                                 # no second copy of the switch
+    assert model.set_coverage(True).coverage is True and model.config["coverage"] is True
+    model.coverage = False
+    assert model.config["coverage"] is False and PointerGenerator(**model.config).coverage is False
+    # the model's per-step terms and the loss are eq. (12) from the same function
+    assert pointer_generator.coverage_terms is copying.coverage_terms is losses.coverage_terms
+    vocab, batch = _batch()
+    out = _models(len(vocab))["pointer-gen+cov"](batch)
+    mask = batch.tgt_mask
+    expected = (out["cov_loss"] * mask).sum() / mask.sum()
+    assert torch.equal(coverage_loss(out["attn"], out["coverage"], mask), expected)

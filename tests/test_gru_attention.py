@@ -118,3 +118,56 @@ def test_coverage_requires_a_coverage_attention():
     attn = AdditiveAttention(3, 4, 5)
     with pytest.raises(ValueError):
         attn(torch.randn(1, 3), torch.randn(1, 2, 4), torch.ones(1, 2, dtype=torch.bool), coverage=torch.zeros(1, 2))
+
+
+# -- the shared bidirectional encoder (dca_course.nn.encoders) -------------------------------------
+def test_reverse_padded_reverses_each_row_within_its_length_and_leaves_padding():
+    from dca_course.nn.encoders import reverse_padded
+
+    x = torch.arange(3 * 5 * 2).view(3, 5, 2)
+    lengths = torch.tensor([5, 3, 0])
+    out = reverse_padded(x, lengths)
+    for n, k in enumerate(lengths.tolist()):
+        assert torch.equal(out[n, :k], x[n, :k].flip(0))          # the real words, backwards
+        assert torch.equal(out[n, k:], x[n, k:])                  # the padding, where it was
+    assert torch.equal(reverse_padded(out, lengths), x)           # its own inverse
+    assert torch.equal(reverse_padded(x[..., 0], lengths), out[..., 0])   # any trailing dimensions
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_birnn_equals_a_packed_bidirectional_rnn(cell):
+    """The two one-directional RNNs over a padded batch give a packed bi-RNN's outputs at every real
+    position, and its final states."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    from dca_course.nn.encoders import BiRNN
+
+    torch.manual_seed(0)
+    ours = BiRNN(4, 3, cell).double()
+    ref = {"lstm": nn.LSTM, "gru": nn.GRU}[cell](4, 3, batch_first=True, bidirectional=True).double()
+    with torch.no_grad():
+        for name, p in ours.fwd.named_parameters():
+            getattr(ref, name).copy_(p)
+        for name, p in ours.bwd.named_parameters():
+            getattr(ref, name + "_reverse").copy_(p)
+    lengths = torch.tensor([6, 2, 4])
+    x = torch.randn(3, 6, 4, dtype=torch.float64)
+    out, last = ours(x, lengths)
+    packed, h_n = ref(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+    h_n = h_n[0] if cell == "lstm" else h_n
+    ref_out, _ = pad_packed_sequence(packed, batch_first=True)
+    for n, k in enumerate(lengths.tolist()):
+        assert torch.allclose(out[n, :k], ref_out[n, :k], atol=1e-12)
+    assert torch.allclose(last, torch.cat([h_n[0], h_n[1]], dim=-1), atol=1e-12)   # [->h_n; <-h_1]
+
+
+def test_the_copying_models_share_one_encoder():
+    from dca_course.models import DCA
+    from dca_course.models.copynet import CopyNet
+    from dca_course.models.pointer_generator import PointerGenerator
+    from dca_course.nn.encoders import BiRNN, BiRNNEncoder
+
+    assert isinstance(PointerGenerator(20, 4, 3).encoder, BiRNNEncoder)
+    assert isinstance(CopyNet(20, 4, 3).encoder, BiRNNEncoder)
+    dca = DCA(20, 4, 3, context_layers=1)
+    assert all(isinstance(layer, BiRNN) for layer in [dca.local, *dca.contexts])

@@ -45,6 +45,7 @@ from typing import Sequence
 
 import torch
 
+from ..nn.copying import extended_to_vocab
 from .batching import Batch, lengths_to_mask, pad_sequences
 from .examples import Example
 from .vocab import Vocab
@@ -230,7 +231,7 @@ def collate_agents(examples: Sequence[Example], vocab: Vocab, n_agents: int = 3,
                 src_ext[b, a, : len(ids)] = torch.as_tensor(ids, dtype=torch.long)
             lengths[b, a] = len(ids)
     src_mask = torch.arange(agent_len)[None, None, :] < lengths[:, :, None]
-    src = torch.where(src_ext >= len(vocab), torch.full_like(src_ext, vocab.unk_id), src_ext)
+    src = extended_to_vocab(src_ext, len(vocab), vocab.unk_id)
     tgt_out = pad_sequences(tgts_out, vocab.pad_id)
     T = tgt_out.size(1)
     sent_end = torch.zeros(B, T, dtype=torch.bool)

@@ -22,6 +22,7 @@ from typing import Iterator, Sequence
 
 import torch
 
+from ..nn.copying import extended_to_vocab
 from .examples import Example
 from .vocab import Vocab
 
@@ -91,7 +92,7 @@ def collate(examples: Sequence[Example], vocab: Vocab, max_src: int | None = Non
         tgts_in.append([vocab.bos_id] + vocab.decoder_inputs(out[:-1]))
     src_ext = pad_sequences(srcs_ext, vocab.pad_id)
     tgt_out = pad_sequences(tgts_out, vocab.pad_id)
-    src = torch.where(src_ext >= len(vocab), torch.full_like(src_ext, vocab.unk_id), src_ext)
+    src = extended_to_vocab(src_ext, len(vocab), vocab.unk_id)
     return Seq2SeqBatch(
         src=src,
         src_ext=src_ext,

@@ -16,6 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Sequence
 
+import torch
+
+from ..nn.copying import extended_to_vocab
+
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 
@@ -103,9 +107,9 @@ class Vocab:
         return [self.stoi.get(tok, where.get(tok, self.unk_id)) for tok in tokens]
 
     def decoder_inputs(self, ids: Sequence[int]) -> list[int]:
-        """Extended ids -> ids the embedding can read (every id >= V becomes UNK)."""
-        V = len(self)
-        return [i if i < V else self.unk_id for i in ids]
+        """Extended ids -> ids the embedding can read (every id >= V becomes UNK), as
+        :func:`~dca_course.nn.copying.extended_to_vocab` maps them."""
+        return extended_to_vocab(torch.as_tensor(list(ids), dtype=torch.long), len(self), self.unk_id).tolist()
 
     # -- saving ----------------------------------------------------------------------
     def to_list(self) -> list[str]:

@@ -41,8 +41,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..decoding import teacher_forcing
 from ..nn.attention import AdditiveAttention, step_keys
-from .pointer_generator import BiRNNEncoder, decoder_inputs, oov_slots, safe_log, teacher_forcing
+from ..nn.copying import extended_to_vocab, gen_plus_copy, oov_slots, safe_log
+from ..nn.encoders import BiRNNEncoder
 
 
 def copy_mix(gen_scores: torch.Tensor, copy_scores: torch.Tensor, src_ext: torch.Tensor,
@@ -59,8 +61,7 @@ def copy_mix(gen_scores: torch.Tensor, copy_scores: torch.Tensor, src_ext: torch
     joint = torch.softmax(torch.cat([gen_scores, filled], dim=-1), dim=-1)    # one Z, eq. (6)
     p_gen_words = joint[:, :V]                                                 # (batch, V)
     p_copy_pos = joint[:, V:].masked_fill(~src_mask, 0.0)                      # (batch, src_len)
-    out = torch.cat([p_gen_words, p_gen_words.new_zeros(p_gen_words.size(0), n_oov)], dim=-1)
-    return out.scatter_add(1, src_ext, p_copy_pos), p_copy_pos                 # eqs. (4)-(5)
+    return gen_plus_copy(p_gen_words, p_copy_pos, src_ext, n_oov), p_copy_pos  # eqs. (4)-(5)
 
 
 def selective_read(y_prev: torch.Tensor, prev_copy: torch.Tensor, src_ext: torch.Tensor,
@@ -118,7 +119,7 @@ class CopyNet(nn.Module):
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One step; ``y_prev`` (batch,) in extended ids (read as UNK by the embedding if >= V)."""
-        emb = self.dropout(self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id)))
+        emb = self.dropout(self.embedding(extended_to_vocab(y_prev, self.vocab_size, self.unk_id)))
         zeta, rho = selective_read(y_prev, state["copy"], state["src_ext"], state["mask"],
                                    state["keys"])                                     # eq. (9)
         context, attn = self.attention(state["s"], state["keys"], state["mask"],

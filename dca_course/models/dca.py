@@ -34,7 +34,9 @@ Choices the paper leaves open:
   <-h_1 would be the one that has read everything backwards, but the paper's h_{m,I} is the
   output at position I, and this follows the paper;
 * all agents run as one batch: (batch, agents, len, dim) is reshaped to
-  (batch * agents, len, dim) for every LSTM, never a Python loop over agents.
+  (batch * agents, len, dim) for every LSTM, never a Python loop over agents; each bi-LSTM is
+  the course's one bidirectional encoder (:class:`~dca_course.nn.encoders.BiRNN`, as in the
+  pointer-generator and CopyNet).
 
 Decoder with agent attention (section 2.2)
 ------------------------------------------
@@ -62,7 +64,7 @@ distribution over the extended vocabulary, and the agent attention mixes them::
     P(w)    = sum_a g_a^t P^a(w)                                                        (15)
 
 Eq. (14) is the pointer-generator's final distribution
-(:func:`~dca_course.models.pointer_generator.final_distribution`), computed for all
+(:func:`~dca_course.nn.copying.final_distribution`), computed for all
 (batch * agents) rows at once.  Empty agents get exactly zero agent attention, so they add
 nothing to eq. (10) or (15).  Written as above, eq. (14) holds batch * agents rows of the
 extended vocabulary per step (with V = 50,000, a few GB for a teacher-forced batch of 16 x 100
@@ -85,12 +87,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..decoding import teacher_forcing
 from ..nn.attention import AdditiveAttention, step_keys, using_reference_code
-from .pointer_generator import (_source_index, decoder_inputs, final_distribution, log_gen_copy, oov_slots, safe_log,
-                                teacher_forcing)
+from ..nn.copying import extended_to_vocab, final_distribution, log_gen_copy, oov_slots, safe_log, source_index
+from ..nn.encoders import BiRNN
 
-__all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents",
-           "reverse_within_length"]
+__all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "log_mixed_distribution",
+           "mix_agents"]
 
 
 def last_states(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -132,11 +135,11 @@ def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.
 
     logits (batch, ..., V) (P_voc = softmax(logits)), gen = sum_a g_a p_a (batch, ..., 1), copy =
     g_a (1 - p_a) l_{a,i} (batch, ..., agents, len), src_ext (batch, agents, len).  The same numbers as
-    :func:`mix_agents` over :func:`~dca_course.models.pointer_generator.final_distribution`, without the
+    :func:`mix_agents` over :func:`~dca_course.nn.copying.final_distribution`, without the
     agents x extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents'
     words."""
     flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
-    return log_gen_copy(logits, gen, flat, _source_index(src_ext.flatten(1), flat), n_oov)
+    return log_gen_copy(logits, gen, flat, source_index(src_ext.flatten(1), flat), n_oov)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
@@ -163,34 +166,13 @@ class MessageFunction(nn.Module):
         return self.v1(torch.tanh(self.W3(h) + self.W4(z).unsqueeze(-2)))
 
 
-def reverse_within_length(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """x (N, L, ...): each row's first ``lengths[n]`` entries in reverse order, padding in place.
-
-    Its own inverse.  Feeding a sequence reversed this way to a forward LSTM is the backward
-    direction of a bi-LSTM, padding or not: the padding comes after the real words either way.
-    """
-    N, L = x.shape[:2]
-    pos = torch.arange(L, device=x.device).unsqueeze(0)                       # (1, L)
-    n = lengths.to(x.device).unsqueeze(1)
-    idx = torch.where(pos < n, n - 1 - pos, pos)                              # (N, L)
-    return x.gather(1, idx.view(N, L, *([1] * (x.dim() - 2))).expand_as(x))
-
-
-class AgentBiLSTM(nn.Module):
-    """One encoder layer for all agents at once: a bi-LSTM over (batch * agents, len, in_dim)
-    and the projection W [->h; <-h] of eqs. (2) / (4).
-
-    The two directions are two LSTMs over the padded tensor, the backward one reading each
-    sequence reversed within its length (:func:`reverse_within_length`).  This gives the
-    outputs of a packed bi-LSTM at every real position, and trains several times faster on a
-    CPU: the backward pass of PyTorch's CPU LSTM over a packed sequence copies a full-size
-    gradient at every time step.
-    """
+class AgentBiLSTM(BiRNN):
+    """One encoder layer for all agents at once: the shared bi-LSTM
+    (:class:`~dca_course.nn.encoders.BiRNN`) over (batch * agents, len, in_dim), then the
+    projection W [->h; <-h] of eqs. (2) / (4)."""
 
     def __init__(self, in_dim: int, hidden_size: int):
-        super().__init__()
-        self.fwd = nn.LSTM(in_dim, hidden_size, batch_first=True)
-        self.bwd = nn.LSTM(in_dim, hidden_size, batch_first=True)
+        super().__init__(in_dim, hidden_size, "lstm")
         self.proj = nn.Linear(2 * hidden_size, hidden_size)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor):
@@ -200,17 +182,10 @@ class AgentBiLSTM(nn.Module):
         agent's final states [->h_I; <-h_1] (batch, agents, 2H) (zero for an empty agent).
         """
         B, M, L, D = x.shape
-        flat = x.reshape(B * M, L, D)                                        # agents as a batch
         lengths = mask.reshape(B * M, L).sum(-1)
-        fwd, _ = self.fwd(flat)                                              # (B*M, L, H)
-        bwd, _ = self.bwd(reverse_within_length(flat, lengths))
-        bwd = reverse_within_length(bwd, lengths)
-        out = torch.cat([fwd, bwd], dim=-1)                                  # [->h_i; <-h_i]
+        out, final = super().forward(x.reshape(B * M, L, D), lengths)          # agents as a batch
         keep = mask.reshape(B * M, L, 1).to(out.dtype)
         h = self.proj(out) * keep                                            # eq. (2) / (4)
-        last = (lengths - 1).clamp_min(0)
-        rows = torch.arange(B * M, device=x.device)
-        final = torch.cat([fwd[rows, last], bwd[:, 0]], dim=-1)             # [->h_I; <-h_1]
         final = final * (lengths > 0).to(out.dtype).unsqueeze(-1)
         return h.view(B, M, L, -1), final.view(B, M, -1)
 
@@ -290,7 +265,7 @@ class DCA(nn.Module):
 
     def embed(self, y_prev: torch.Tensor) -> torch.Tensor:
         """E y_{t-1} for extended ids ``y_prev`` (any shape; ids >= V are read as UNK)."""
-        return self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))
+        return self.embedding(extended_to_vocab(y_prev, self.vocab_size, self.unk_id))
 
     def recur(self, emb: torch.Tensor, state: dict):
         """The part of a step that the next step needs: the decoder LSTM, word attention in every

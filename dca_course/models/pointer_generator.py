@@ -35,7 +35,8 @@ unchanged until training moves w_c.
 
 Choices the paper leaves open, following the authors' released code where it helps:
 the decoder input is x_t = W_x [E y_{t-1}; h*_{t-1}] (the previous context is fed back,
-"input feeding"; ``input_feeding=False`` gives x_t = E y_{t-1}, see below); the decoder's first hidden and cell states are ReLU(W_h' [->h_n; <-h_1]) and
+"input feeding"; ``input_feeding=False`` gives x_t = E y_{t-1}, see below); the decoder's
+first hidden and cell states are ReLU(W_h' [->h_n; <-h_1]) and
 ReLU(W_c' [->h_n; <-h_1]), from the encoder's last hidden states; s_t is the LSTM's hidden
 state.
 
@@ -51,221 +52,25 @@ recipes train without it; this class keeps See et al.'s code as its default.
 Decoding protocol (see :mod:`dca_course.models`): ``step(y_prev, state)`` takes ``y_prev`` in
 *extended* ids (what the search chose, a copied OOV word included) and maps ids >= V to UNK
 itself before the embedding, so the embedding never sees an extended id.
+
+What this model shares with CopyNet and DCA lives outside it: the bi-LSTM encoder in
+:mod:`dca_course.nn.encoders`; eq. (9) (:func:`~dca_course.nn.copying.final_distribution` and its
+fast log form), eq. (12) (:func:`~dca_course.nn.copying.coverage_terms`) and the extended-id -> UNK
+map in :mod:`dca_course.nn.copying`; teacher forcing in :mod:`dca_course.decoding`.  They are
+imported here, so ``from dca_course.models.pointer_generator import final_distribution`` works.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from ..nn.attention import AdditiveAttention, attention_over_steps, step_keys, using_reference_code
+from ..decoding import teacher_forcing
+from ..nn.attention import AdditiveAttention, attention_over_steps, step_keys
+from ..nn.copying import (coverage_terms, extended_to_vocab, final_distribution, log_final_distribution,
+                          log_final_distribution_reference, oov_slots, safe_log)
+from ..nn.encoders import BiRNNEncoder
 
-
-def safe_log(p: torch.Tensor) -> torch.Tensor:
-    """log p with p floored at the smallest normal float: a word no mode can produce (a
-    column of the extended vocabulary this example does not use) gets a very negative but
-    finite log-probability, so no NaN comes from 0 * -inf in a later entropy or RL term."""
-    return torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
-
-
-def teacher_forcing(model, batch) -> dict:
-    """Run the decoder over ``<s>`` and the reference words (extended ids: a copying model must
-    know which OOV word it wrote) and stack what every step returns: ``log_probs`` (batch, T,
-    width) and each ``info`` entry as (batch, T, ...).  The forward pass of the
-    pointer-generator, CopyNet and DCA.
-
-    A model whose step splits into ``recur`` (what step t hands to step t+1: the LSTM, the
-    attention, coverage) and ``readout`` (the output distribution, which nothing later reads)
-    runs only ``recur`` in the loop and ``readout`` once for all T steps: the same numbers with
-    a few large matrix products instead of T small ones.  Other models, and every model inside
-    :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
-    """
-    if not hasattr(model, "recur") or using_reference_code():
-        return teacher_forcing_stepwise(model, batch)
-    state = model.encode(batch)
-    y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
-    emb = model.embed(y_prev)                                                 # all steps at once
-    if hasattr(model, "recur_sequence"):         # a model that can run its recurrence faster
-        state, carried = model.recur_sequence(emb, state)
-    else:
-        state, carried = recur_loop(model, emb, state)
-    log_probs, info = model.readout(carried, state)
-    return {"log_probs": log_probs, **info}
-
-
-def recur_loop(model, emb: torch.Tensor, state: dict):
-    """``model.recur`` over the steps of ``emb`` (batch, T, emb); what it carries, stacked as
-    (batch, T, ...)."""
-    carried: dict[str, list] = {}
-    for emb_t in emb.unbind(1):        # not emb[:, t]: its backward would zero-fill all T steps, T times
-        state, r = model.recur(emb_t, state)
-        for k, v in r.items():
-            carried.setdefault(k, []).append(v)
-    return state, {k: torch.stack(v, dim=1) for k, v in carried.items()}
-
-
-def teacher_forcing_stepwise(model, batch) -> dict:
-    """The reference for :func:`teacher_forcing`: ``model.step`` once per reference word."""
-    state = model.encode(batch)
-    y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
-    outs: dict[str, list] = {"log_probs": []}
-    for t in range(y_prev.size(1)):
-        lp, state, info = model.step(y_prev[:, t], state)
-        outs["log_probs"].append(lp)
-        for k, v in info.items():
-            outs.setdefault(k, []).append(v)
-    return {k: torch.stack(v, dim=1) for k, v in outs.items()}
-
-
-def final_distribution(p_vocab: torch.Tensor, attn: torch.Tensor, p_gen: torch.Tensor,
-                       src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
-    """Equation (9): P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{i: w_i = w} a_i.
-
-    p_vocab (batch, V), attn (batch, src_len) (zero at padding), p_gen (batch, 1),
-    src_ext (batch, src_len) extended ids of the source.  Returns (batch, V + n_oov).
-    The same for all steps at once, or for agents: p_vocab (batch, ..., V), attn (batch, ...,
-    src_len), p_gen (batch, ..., 1); src_ext may lack the dimensions right after the batch's
-    (the steps), which it has in common for every step.
-    """
-    gen = p_gen * p_vocab                                              # (batch, ..., V)
-    copy = (1.0 - p_gen) * attn                                        # (batch, ..., src_len)
-    out = torch.cat([gen, gen.new_zeros(gen.shape[:-1] + (n_oov,))], dim=-1)  # (batch, ..., V + n_oov)
-    return out.scatter_add(-1, _source_index(src_ext, copy), copy)
-
-
-class _LogFinalDistribution(torch.autograd.Function):
-    """log P for P(w) = gen softmax(logits)(w) + sum_{i: w_i = w} copy_i (eq. 9 with gen = p_gen and
-    copy_i = (1 - p_gen) a_i; DCA's eqs. 14-15 with the sum over agents taken first), with its
-    backward pass written out.
-
-    The extended-vocabulary distribution is the largest tensor of a training step (batch x T x
-    (V + OOVs)); autograd would write it, or a gradient of its size, some fifteen times
-    (softmax, the product with p_gen, the zero columns, the scatter, the clamp, the log, and
-    each one's backward).  Here: P = gen softmax(l) + copy, log P = log max(P, tiny), and
-
-        g_P    = g / P  (0 where P <= tiny, as the clamp's gradient is)
-        g_l    = gen (t - softmax(l) sum t),   t = g_P[:V] softmax(l)     (softmax)
-        g_gen  = sum t,                        g_copy_i = g_P[w_i]
-
-    :func:`log_final_distribution_reference` is the definition it is tested against.
-    """
-
-    @staticmethod
-    def forward(ctx, logits, gen, copy, index, n_oov: int):
-        V = logits.size(-1)
-        p_vocab = torch.softmax(logits, dim=-1)                                  # eq. (4)
-        P = logits.new_empty(logits.shape[:-1] + (V + n_oov,))
-        torch.mul(p_vocab, gen, out=P[..., :V])
-        P[..., V:].zero_()
-        P.scatter_add_(-1, index, copy)                                          # eq. (9)
-        log_p = torch.clamp_min(P, torch.finfo(P.dtype).tiny).log_()
-        ctx.save_for_backward(p_vocab, P, gen, index)
-        return log_p
-
-    @staticmethod
-    def backward(ctx, g):
-        p_vocab, P, gen, index = ctx.saved_tensors
-        V = p_vocab.size(-1)
-        g_P = torch.where(P > torch.finfo(P.dtype).tiny, g / P, torch.zeros((), dtype=g.dtype, device=g.device))
-        g_copy = g_P.gather(-1, index)                                           # g_P[w_i]
-        t = g_P[..., :V] * p_vocab
-        sum_t = t.sum(-1, keepdim=True)
-        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(gen)
-        return g_logits, sum_t, g_copy, None, None
-
-
-def log_gen_copy(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, index: torch.Tensor,
-                 n_oov: int) -> torch.Tensor:
-    """log P for P(w) = gen softmax(logits)(w) + sum_{i: index_i = w} copy_i over the extended
-    vocabulary, floored as :func:`safe_log` does: logits (batch, ..., V), gen (batch, ..., 1), copy
-    and index (batch, ..., positions).  The one hand-written distribution of the pointer-generator
-    (:func:`log_final_distribution`) and of DCA (:func:`~dca_course.models.dca.log_mixed_distribution`)."""
-    return _LogFinalDistribution.apply(logits, gen, copy, index, n_oov)
-
-
-def _source_index(src_ext: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """src_ext (batch, ..., src_len) with the missing dimensions after the batch's (the steps)
-    inserted and expanded to ``like``'s shape."""
-    missing = like.dim() - src_ext.dim()
-    return src_ext.view(src_ext.shape[:1] + (1,) * missing + src_ext.shape[1:]).expand_as(like)
-
-
-def log_final_distribution(logits: torch.Tensor, p_gen: torch.Tensor, attn: torch.Tensor,
-                           src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
-    """log P(w) of eq. (9), P = p_gen softmax(logits) + (1 - p_gen) sum_{i: w_i = w} a_i, floored
-    as :func:`safe_log` does.  logits (batch, ..., V), p_gen (batch, ..., 1), attn (batch, ...,
-    src_len), src_ext as for :func:`final_distribution`.  The same numbers as
-    :func:`log_final_distribution_reference`, computed with far fewer passes over the
-    extended vocabulary (:class:`_LogFinalDistribution`)."""
-    if using_reference_code():
-        return log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov)
-    return log_gen_copy(logits, p_gen, (1.0 - p_gen) * attn, _source_index(src_ext, attn), n_oov)
-
-
-def log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov):
-    """The definition: eqs. (4) and (9) as written, then :func:`safe_log`."""
-    return safe_log(final_distribution(torch.softmax(logits, dim=-1), attn, p_gen, src_ext, n_oov))
-
-
-def coverage_terms(attn: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
-    """Equation (12) at one step: sum_i min(a^t_i, c^t_i), one number per row."""
-    return torch.minimum(attn, coverage).sum(dim=-1)
-
-
-def oov_slots(batch) -> torch.Tensor:
-    """(batch, n_oov) bool: True where example b has an i-th OOV word.
-
-    Kept in the decoding state: its width tells ``step`` how wide the extended vocabulary is
-    (V + n_oov) without a host sync, and it is batch-first, so beam search reorders it like
-    everything else.
-    """
-    n_oov = batch.n_oov
-    counts = torch.tensor([len(o) for o in batch.oovs], device=batch.src.device)
-    return torch.arange(n_oov, device=batch.src.device)[None, :] < counts[:, None]
-
-
-def decoder_inputs(y: torch.Tensor, vocab_size: int, unk_id: int = 1) -> torch.Tensor:
-    """Extended ids -> ids the embedding can read (ids >= V become UNK)."""
-    return torch.where(y >= vocab_size, torch.full_like(y, unk_id), y)
-
-
-def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Reverse the first ``lengths[b]`` positions of every row of x (batch, len, ...); padding stays put."""
-    T = x.size(1)
-    pos = torch.arange(T, device=x.device).unsqueeze(0)                    # (1, len)
-    rev = lengths.unsqueeze(1) - 1 - pos
-    idx = torch.where(rev >= 0, rev, pos)                                  # (batch, len)
-    return x.gather(1, idx.view(idx.shape + (1,) * (x.dim() - 2)).expand_as(x))
-
-
-class BiRNNEncoder(nn.Module):
-    """Embeddings + a bidirectional LSTM (or GRU) over a right-padded source.
-
-    The two directions are two one-directional RNNs: the backward one reads each source
-    reversed within its own length (:func:`reverse_padded`), so in both runs the padding
-    comes *after* the real words and cannot change their states.  (This avoids
-    ``pack_padded_sequence``, whose backward pass on the CPU costs time quadratic in the
-    source length: some 15x slower for 300-word articles.)
-
-    Returns the annotations h_i = [->h_i; <-h_i] (batch, src_len, 2H), zero at padding, and
-    [->h_n; <-h_1] (batch, 2H), the last state of each direction.
-    """
-
-    def __init__(self, embedding: nn.Embedding, hidden_size: int, cell: str = "lstm", dropout: float = 0.0):
-        super().__init__()
-        self.embedding = embedding
-        rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[cell]
-        self.fwd = rnn(embedding.embedding_dim, hidden_size, batch_first=True)
-        self.bwd = rnn(embedding.embedding_dim, hidden_size, batch_first=True)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, src: torch.Tensor, mask: torch.Tensor):
-        lengths = mask.sum(dim=1).clamp_min(1)
-        emb = self.dropout(self.embedding(src))                                # (batch, src_len, emb)
-        out_f, _ = self.fwd(emb)                                               # ->h_i
-        out_b = reverse_padded(self.bwd(reverse_padded(emb, lengths))[0], lengths)   # <-h_i
-        out = torch.cat([out_f, out_b], dim=-1) * mask.unsqueeze(-1)          # (batch, src_len, 2H)
-        last_f = out_f.gather(1, (lengths - 1).view(-1, 1, 1).expand(-1, 1, out_f.size(-1))).squeeze(1)
-        return out, torch.cat([last_f, out_b[:, 0]], dim=-1)
+__all__ = ["PointerGenerator", "final_distribution", "log_final_distribution", "log_final_distribution_reference"]
 
 
 class PointerGenerator(nn.Module):
@@ -283,8 +88,9 @@ class PointerGenerator(nn.Module):
         self.unk_id = unk_id
         self.pointer = pointer
         self.extended_vocab = pointer
-        self.coverage = coverage
         self.input_feeding = input_feeding
+        # the constructor's arguments, what a checkpoint rebuilds the model from; also the one
+        # place the coverage switch lives (see the ``coverage`` property)
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size,
                            attn_size=attn_size, coverage=coverage, pointer=pointer,
                            input_feeding=input_feeding, pad_id=pad_id, unk_id=unk_id)
@@ -306,10 +112,19 @@ class PointerGenerator(nn.Module):
         # w_h*, w_s, w_x, b_ptr of eq. (8) (the baseline has no switch)
         self.p_gen_linear = nn.Linear(2 * H + H + emb_size, 1) if pointer else None
 
+    @property
+    def coverage(self) -> bool:
+        """Whether coverage is on (eqs. 10-13).  Kept in ``config`` alone, so a checkpoint saved
+        in the coverage phase rebuilds a model with coverage on."""
+        return self.config["coverage"]
+
+    @coverage.setter
+    def coverage(self, on: bool) -> None:
+        self.config["coverage"] = bool(on)
+
     def set_coverage(self, on: bool = True) -> "PointerGenerator":
         """Switch coverage on (or off) in place, e.g. for the paper's final training phase."""
-        self.coverage = bool(on)
-        self.config["coverage"] = bool(on)
+        self.coverage = on
         return self
 
     # -- the decoding protocol ---------------------------------------------------------------
@@ -332,7 +147,7 @@ class PointerGenerator(nn.Module):
 
     def embed(self, y_prev: torch.Tensor) -> torch.Tensor:
         """E y_{t-1} for extended ids ``y_prev`` (any shape; ids >= V are read as UNK)."""
-        return self.embedding(decoder_inputs(y_prev, self.vocab_size, self.unk_id))
+        return self.embedding(extended_to_vocab(y_prev, self.vocab_size, self.unk_id))
 
     def recur(self, emb: torch.Tensor, state: dict):
         """The part of a step that the next step needs: input feeding, the LSTM, attention with
@@ -365,7 +180,7 @@ class PointerGenerator(nn.Module):
     def recur_sequence(self, emb: torch.Tensor, state: dict):
         """All T steps of the recurrence for teacher forcing; ``emb`` (batch, T, emb).  With
         input feeding each step's LSTM input needs the previous step's context, so the steps
-        run one by one (:func:`recur_loop`).  Without it the decoder LSTM runs over the whole
+        run one by one (as :func:`~dca_course.decoding.recur_loop` runs them).  Without it the decoder LSTM runs over the whole
         target in one fused call and W_s s_t is one matrix product for all steps; only the
         attention scores (whose coverage needs the attention before them) stay step by step
         (:func:`~dca_course.nn.attention.attention_over_steps`)."""

@@ -1,4 +1,5 @@
-"""Building blocks: the from-scratch GRU and additive attention."""
+"""Building blocks: the from-scratch GRU, additive attention, the bidirectional encoder
+(:mod:`.encoders`) and the copying distribution over the extended vocabulary (:mod:`.copying`)."""
 from .attention import AdditiveAttention, masked_softmax
 from .gru import GRU, AttentionGRUCell, GRUCell
 

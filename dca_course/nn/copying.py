@@ -1,0 +1,165 @@
+"""Copying over the extended vocabulary: what the pointer-generator (See et al. 2017), CopyNet
+(Gu et al. 2016) and DCA (Celikyilmaz et al. 2018) share.
+
+A copying model writes words from a distribution over the *extended vocabulary*: the V words
+of the vocabulary, then the example's own out-of-vocabulary source words, ids V, V+1, ...
+(:mod:`dca_course.data.vocab`).  This module holds the pieces every such model needs:
+
+* :func:`extended_to_vocab`: extended ids -> ids an embedding of V rows can read (ids >= V
+  become UNK).  The one place that mapping is written; the data pipeline, the decoders, the
+  losses and the models all call it;
+* :func:`oov_slots`: which OOV columns exist for which example (the width of the extended
+  vocabulary, kept in a decoding state);
+* the final distribution of See et al.'s eq. (9) (which DCA's eq. 14 repeats per agent, and
+  whose last step, :func:`gen_plus_copy`, CopyNet's eqs. 4-5 share),
+
+      P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{i: w_i = w} a_i,
+
+  as written (:func:`final_distribution`) and as the floored log-probability a training step
+  needs, with a hand-written backward pass (:func:`log_gen_copy`, :func:`log_final_distribution`);
+* :func:`safe_log`, the floored log of all of them;
+* :func:`coverage_terms`, See et al.'s eq. (12) at every step, which the model reports and
+  :func:`dca_course.losses.coverage_loss` averages.
+"""
+from __future__ import annotations
+
+import torch
+
+from .attention import using_reference_code
+
+
+def extended_to_vocab(ids: torch.Tensor, vocab_size: int, unk_id: int = 1) -> torch.Tensor:
+    """Extended ids -> ids in the fixed vocabulary: every id >= ``vocab_size`` becomes ``unk_id``,
+    every other id stays.  An embedding table has V rows, so a copied OOV word is read back as UNK
+    (a copying model that must know *which* OOV word it wrote, CopyNet's selective read, keeps
+    the extended ids beside this)."""
+    return torch.where(ids >= vocab_size, torch.full_like(ids, unk_id), ids)
+
+
+def oov_slots(batch) -> torch.Tensor:
+    """(batch, n_oov) bool: True where example b has an i-th OOV word.
+
+    Kept in the decoding state: its width tells ``step`` how wide the extended vocabulary is
+    (V + n_oov) without a host sync, and it is batch-first, so beam search reorders it like
+    everything else.
+    """
+    n_oov = batch.n_oov
+    counts = torch.tensor([len(o) for o in batch.oovs], device=batch.src.device)
+    return torch.arange(n_oov, device=batch.src.device)[None, :] < counts[:, None]
+
+
+def safe_log(p: torch.Tensor) -> torch.Tensor:
+    """log p with p floored at the smallest normal float: a word no mode can produce (a
+    column of the extended vocabulary this example does not use) gets a very negative but
+    finite log-probability, so no NaN comes from 0 * -inf in a later entropy or RL term."""
+    return torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
+
+
+def source_index(src_ext: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """The extended id of every source position, shaped like ``like`` (batch, ..., src_len) for a
+    ``scatter_add`` into the extended vocabulary: src_ext (batch, src_len) with the dimensions
+    after the batch's that it lacks (the steps, which all share one source) inserted and expanded."""
+    missing = like.dim() - src_ext.dim()
+    return src_ext.view(src_ext.shape[:1] + (1,) * missing + src_ext.shape[1:]).expand_as(like)
+
+
+def final_distribution(p_vocab: torch.Tensor, attn: torch.Tensor, p_gen: torch.Tensor,
+                       src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
+    """See et al.'s eq. (9): P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{i: w_i = w} a_i.
+
+    p_vocab (batch, V), attn (batch, src_len) (zero at padding), p_gen (batch, 1),
+    src_ext (batch, src_len) extended ids of the source.  Returns (batch, V + n_oov).
+    The same for all steps at once, or for agents (DCA's eq. 14): p_vocab (batch, ..., V), attn
+    (batch, ..., src_len), p_gen (batch, ..., 1); src_ext may lack the dimensions right after the
+    batch's (the steps), which it has in common for every step.
+
+    The sum over positions is one ``scatter_add``: a word found at several positions gets the
+    sum of their attention, and an OOV source word, which P_vocab cannot name, gets only that.
+    """
+    return gen_plus_copy(p_gen * p_vocab, (1.0 - p_gen) * attn, src_ext, n_oov)
+
+
+def gen_plus_copy(gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
+    """P(w) = gen(w) + sum_{i: w_i = w} copy_i over the extended vocabulary: gen (batch, ..., V)
+    fills the vocabulary's columns (the OOV columns start at zero), and the copy mass of every
+    source position, copy (batch, ..., src_len), is added to the column of its word (one
+    ``scatter_add`` over the extended ids src_ext, as for :func:`source_index`).  Returns
+    (batch, ..., V + n_oov).  The last step of See et al.'s eq. (9) and of CopyNet's eqs. (4)-(5)."""
+    out = torch.cat([gen, gen.new_zeros(gen.shape[:-1] + (n_oov,))], dim=-1)  # (batch, ..., V + n_oov)
+    return out.scatter_add(-1, source_index(src_ext, copy), copy)
+
+
+class _LogFinalDistribution(torch.autograd.Function):
+    """log P for P(w) = gen softmax(logits)(w) + sum_{i: w_i = w} copy_i (eq. 9 with gen = p_gen and
+    copy_i = (1 - p_gen) a_i; DCA's eqs. 14-15 with the sum over agents taken first), with its
+    backward pass written out.
+
+    The extended-vocabulary distribution is the largest tensor of a training step (batch x T x
+    (V + OOVs)); autograd would write it, or a gradient of its size, some fifteen times
+    (softmax, the product with p_gen, the zero columns, the scatter, the clamp, the log, and
+    each one's backward).  Here: P = gen softmax(l) + copy, log P = log max(P, tiny), and
+
+        g_P    = g / P  (0 where P <= tiny, as the clamp's gradient is)
+        g_l    = gen (t - softmax(l) sum t),   t = g_P[:V] softmax(l)     (softmax)
+        g_gen  = sum t,                        g_copy_i = g_P[w_i]
+
+    :func:`log_final_distribution_reference` is the definition it is tested against.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, gen, copy, index, n_oov: int):
+        V = logits.size(-1)
+        p_vocab = torch.softmax(logits, dim=-1)                                  # eq. (4)
+        P = logits.new_empty(logits.shape[:-1] + (V + n_oov,))
+        torch.mul(p_vocab, gen, out=P[..., :V])
+        P[..., V:].zero_()
+        P.scatter_add_(-1, index, copy)                                          # eq. (9)
+        log_p = torch.clamp_min(P, torch.finfo(P.dtype).tiny).log_()
+        ctx.save_for_backward(p_vocab, P, gen, index)
+        return log_p
+
+    @staticmethod
+    def backward(ctx, g):
+        p_vocab, P, gen, index = ctx.saved_tensors
+        V = p_vocab.size(-1)
+        g_P = torch.where(P > torch.finfo(P.dtype).tiny, g / P, torch.zeros((), dtype=g.dtype, device=g.device))
+        g_copy = g_P.gather(-1, index)                                           # g_P[w_i]
+        t = g_P[..., :V] * p_vocab
+        sum_t = t.sum(-1, keepdim=True)
+        g_logits = t.addcmul_(p_vocab, sum_t, value=-1.0).mul_(gen)
+        return g_logits, sum_t, g_copy, None, None
+
+
+def log_gen_copy(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, index: torch.Tensor,
+                 n_oov: int) -> torch.Tensor:
+    """log P for P(w) = gen softmax(logits)(w) + sum_{i: index_i = w} copy_i over the extended
+    vocabulary, floored as :func:`safe_log` does: logits (batch, ..., V), gen (batch, ..., 1), copy
+    and index (batch, ..., positions).  The one hand-written distribution of the pointer-generator
+    (:func:`log_final_distribution`) and of DCA (:func:`~dca_course.models.dca.log_mixed_distribution`)."""
+    return _LogFinalDistribution.apply(logits, gen, copy, index, n_oov)
+
+
+def log_final_distribution(logits: torch.Tensor, p_gen: torch.Tensor, attn: torch.Tensor,
+                           src_ext: torch.Tensor, n_oov: int) -> torch.Tensor:
+    """log P(w) of eq. (9), P = p_gen softmax(logits) + (1 - p_gen) sum_{i: w_i = w} a_i, floored
+    as :func:`safe_log` does.  logits (batch, ..., V), p_gen (batch, ..., 1), attn (batch, ...,
+    src_len), src_ext as for :func:`final_distribution`.  The same numbers as
+    :func:`log_final_distribution_reference`, computed with far fewer passes over the
+    extended vocabulary (:class:`_LogFinalDistribution`)."""
+    if using_reference_code():
+        return log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov)
+    return log_gen_copy(logits, p_gen, (1.0 - p_gen) * attn, source_index(src_ext, attn), n_oov)
+
+
+def log_final_distribution_reference(logits, p_gen, attn, src_ext, n_oov):
+    """The definition: See et al.'s eqs. (4) and (9) as written, then :func:`safe_log`."""
+    return safe_log(final_distribution(torch.softmax(logits, dim=-1), attn, p_gen, src_ext, n_oov))
+
+
+def coverage_terms(attn: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
+    """See et al.'s eq. (12): covloss_t = sum_i min(a^t_i, c^t_i), one number per step.
+
+    attn (..., src_len) the attention a^t, coverage (..., src_len) c^t = sum_{t' < t} a^{t'}
+    (eq. 10).  Returns (...): for one step (batch,), for all steps (batch, T).  The model reports
+    these terms; :func:`dca_course.losses.coverage_loss` averages them over the real tokens."""
+    return torch.minimum(attn, coverage).sum(dim=-1)
