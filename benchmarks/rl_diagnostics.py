@@ -39,6 +39,7 @@ import json
 import platform
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -69,7 +70,7 @@ def gradient_variance(recipe, model, batch, draws: int = 4) -> dict:
     ||E g||^2 (||mean||^2 - trace_var / draws); ``proj_var``, the variance of the projection of g
     on the direction of the mean of all draws of all three (the direction that matters)."""
     params = [p for p in model.parameters() if p.requires_grad]
-    k = recipe.hp["rl_samples"]
+    k = recipe.config.rl_samples
     kinds = ["none", "greedy"] + (["loo"] if k >= 2 else [])
     grads = {name: [] for name in kinds}
     model.train()
@@ -99,7 +100,7 @@ def greedy_rouge(recipe, model, examples, kind: str = "rougeL") -> list:
     was = model.training
     model.eval()
     scores = []
-    max_len = recipe._decode_len("max_decode", 100)
+    max_len = recipe.decode_lengths()[0]
     try:
         for i in range(0, len(examples), 32):
             exs = examples[i: i + 32]
@@ -128,11 +129,11 @@ def diagnose(recipe, model, examples, *, steps: int, gamma: float, reduction: st
     (``first``, ``last``); ``valid_before``: the greedy ROUGE-L of ``valid`` before, when known.
     Changes ``model``'s weights; returns ``{"config", "steps":
     [row per step], "variance": {"first", "last"}, "valid": {...}, "seconds"}``."""
-    recipe.hp.update(gamma=gamma, loss_reduction=reduction, baseline=baseline)
+    recipe.config = replace(recipe.config, gamma=gamma, loss_reduction=reduction, baseline=baseline)
     rl_red, mle_red = recipe.reductions()
-    lr = recipe.hp.get("rl_lr", 1e-4) if lr is None else lr
-    clip = recipe.hp.get("clip", 2.0) if clip is None else clip
-    bs, k = recipe.hp["rl_batch_size"], recipe.hp["rl_samples"]
+    lr = recipe.config.rl_lr if lr is None else lr
+    clip = recipe.config.clip if clip is None else clip
+    bs, k = recipe.config.rl_batch_size, recipe.config.rl_samples
     seed_everything(seed)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
@@ -256,7 +257,6 @@ SMALL = dict(emb_size=32, hidden_size=64, context_layers=1, vocab_size=800, max_
 def train_small_mle(out_dir: Path, n_train: int = 500, seed: int = 0, agents: int = 3) -> dict:
     """An MLE DCA of notebook 07's sizes (:data:`SMALL`) on ``synthnews-long:n_train``, saved in
     ``out_dir`` like a ``train`` run; scored on 20 validation articles (not the test ones)."""
-    from dataclasses import replace
 
     from dca_course.recipes import DCARecipe, save_metrics
     from dca_course.registry import load_data
@@ -312,13 +312,12 @@ def main(argv=None) -> None:
     results, valid_before = [], None
     for i, (reduction, gamma, baseline) in enumerate(configs):
         recipe, model, vocab, state = load_run(Path(args.init), torch.device("cpu"))
-        recipe.hp.update(rl=True, rl_samples=args.samples)
-        if args.batch_size:
-            recipe.hp["rl_batch_size"] = args.batch_size
-        data = load_data(state["data"], state["hparams"].get("profile", "fast"), state.get("seed", 0))
-        recipe.check_data(data)                       # decode lengths of the data set
+        recipe.config = replace(recipe.config, rl=True, rl_samples=args.samples,
+                                rl_batch_size=args.batch_size or recipe.config.rl_batch_size)
+        data = load_data(state["data"], recipe.config.profile, state.get("seed", 0))
+        recipe.config = recipe.config.for_data(data)  # decode lengths of the data set
         recipe._vocab = vocab
-        train = data.train[: recipe.hp.get("rl_train") or len(data.train)]
+        train = data.train[: recipe.config.rl_train or len(data.train)]
         print(f"{reduction}, gamma {gamma}, {baseline}: {args.steps} steps", flush=True)
         res = diagnose(recipe, model, train, steps=args.steps, gamma=gamma, reduction=reduction, baseline=baseline,
                        lr=args.lr, seed=args.seed, variance_draws=args.variance_draws,

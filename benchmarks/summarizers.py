@@ -90,7 +90,7 @@ COLUMNS = [("rouge1", "R-1", 2), ("rouge2", "R-2", 2), ("rougeL", "R-L", 2), ("r
 def data_baseline(spec: str, profile: str, seed: int) -> dict:
     """``lead:N DATA`` (the first N sentences) or ``first:N DATA`` (the first N tokens) of every
     test article, scored as its summary."""
-    from dca_course import metrics, recipes  # noqa: F401  (recipes registers the data specs)
+    from dca_course import metrics
     from dca_course.data.synthnews import lead_sentences
     from dca_course.registry import load_data
 

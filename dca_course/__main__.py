@@ -21,13 +21,10 @@ from pathlib import Path
 
 from . import device as pick_device
 from . import seed_everything
+from .recipes import CONFIGS
+from .recipes.config import add_config_flags, config_overrides
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
 from .train import CheckpointError, dist_info, distributed_device
-
-
-def _load_plugins() -> None:
-    """Import the modules that register models and data specs."""
-    from . import recipes  # noqa: F401  (registers toy data, seq2seq, gru-lm)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,18 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--device", default="auto", help="auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", type=Path, default=None, help="run folder (default runs/MODEL-DATA-seedN)")
-    train.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
-    train.add_argument("--batch-size", type=int, default=None, help="override the profile's batch size (per process)")
-    train.add_argument("--lr", type=float, default=None, help="override the profile's learning rate")
     train.add_argument("--limit-train", type=int, default=None, metavar="N",
                        help="train on the first N training examples only (of each task for babi:all; a quick smoke run)")
     train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
-    seen = set()
-    for recipe in MODELS.values():
-        if recipe not in seen:
-            seen.add(recipe)
-            recipe.add_arguments(train)
+    # one flag per knob of the models' configurations (`profiles MODEL` shows their values)
+    add_config_flags(train.add_argument_group("model options (default: the profile's)"), CONFIGS)
 
     evaluate = sub.add_parser("evaluate", help="evaluate a trained run folder and print metrics as JSON")
     evaluate.add_argument("run", type=Path, help="run folder written by train (holds last.pt)")
@@ -95,11 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _overrides(args) -> dict:
-    skip = {"command", "model", "data", "profile", "device", "seed", "out", "fresh", "quiet", "limit_train"}
-    return {k: v for k, v in vars(args).items() if k not in skip}
-
-
 def _print_json(result: dict) -> None:
     print(json.dumps(result, sort_keys=True), flush=True)
 
@@ -111,17 +97,17 @@ def cmd_train(args) -> int:
     device = distributed_device(pick_device(args.device))
     seed_everything(args.seed)
     recipe_cls = get_model(args.model)
-    hp = recipe_cls.hparams(args.profile, _overrides(args))
-    hp["profile"] = args.profile   # evaluate rebuilds the same data splits from it
-    data = load_data(args.data, args.profile, args.seed)
+    overrides = config_overrides(args, recipe_cls.config_class, CONFIGS, args.model)
+    config = recipe_cls.config_class.from_profile(args.profile, overrides)
+    data = load_data(args.data, config.profile, args.seed)
     if args.limit_train:
         data.limit_train(args.limit_train)
     out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    result = recipe_cls(hp).train(data, device, out, seed=args.seed, progress=not args.quiet,
-                                  resume=not args.fresh, log=log)
+    result = recipe_cls(config).train(data, device, out, seed=args.seed, progress=not args.quiet,
+                                      resume=not args.fresh, log=log)
     if info.is_main:
-        result.update(profile=args.profile, seed=args.seed, out=str(out), world_size=info.world_size)
+        result.update(profile=config.profile, seed=args.seed, out=str(out), world_size=info.world_size)
         save_metrics(out, result)
         _print_json(result)
     return 0
@@ -132,7 +118,8 @@ def cmd_evaluate(args) -> int:
 
     device = pick_device(args.device)
     recipe, model, vocab, state = load_run(args.run, device)
-    data = load_data(args.data or state["data"], state["hparams"].get("profile", "fast"), int(state.get("seed", 0)))
+    # the data it trained on, rebuilt with the same profile and seed (or another spec)
+    data = load_data(args.data or state["data"], recipe.config.profile, int(state.get("seed", 0)))
     recipe.check_data(data)
     _print_json(recipe.evaluate(model, vocab, data, args.split, device))
     return 0
@@ -221,12 +208,11 @@ def cmd_data(args) -> int:
 def cmd_profiles(args) -> int:
     """Every model's profiles in one place: ``fast`` (a CPU minute) and ``full`` (the paper's sizes)."""
     names = [args.model] if args.model else list(MODELS)
-    _print_json({name: get_model(name).profiles for name in names})
+    _print_json({name: CONFIGS[name].profiles() for name in names})
     return 0
 
 
 def main(argv=None) -> int:
-    _load_plugins()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

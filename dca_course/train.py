@@ -29,7 +29,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from .data.batching import iterate_batches
+from .data.batching import batch_indices, iterate_batches
 
 
 class CheckpointError(RuntimeError):
@@ -164,20 +164,41 @@ def unwrap(model: nn.Module) -> nn.Module:
     return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
 
 
-def fit(model: nn.Module, train_data: Sequence, *, make_batch: Callable, loss_fn: Callable,
-        config: TrainConfig, device: torch.device | None = None,
+def epoch_batches(epoch: int, config: TrainConfig, make_batch: Callable, *, train_data: Sequence | None = None,
+                  groups: Sequence[Sequence] | None = None, rank: int = 0, world_size: int = 1) -> list:
+    """This process's batches of ``epoch``, in a seeded order (``config.seed + epoch``).
+
+    From ``train_data``: the examples shuffled and cut into batches of ``config.batch_size``.
+    From ``groups`` (fixed groups of examples, e.g. of similar lengths): the groups shuffled,
+    each one batch.  Under torchrun every process takes its own share.
+    """
+    seed = config.seed + epoch
+    if groups is not None:
+        order = batch_indices(len(groups), 1, shuffle=True, seed=seed, rank=rank, world_size=world_size)
+        return [make_batch(list(groups[i])) for (i,) in order]
+    return list(iterate_batches(train_data, config.batch_size, make_batch, shuffle=True, seed=seed,
+                                rank=rank, world_size=world_size))
+
+
+def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Callable, loss_fn: Callable,
+        config: TrainConfig, groups: Sequence[Sequence] | None = None, device: torch.device | None = None,
         evaluate: Callable[[nn.Module], dict] | None = None,
         optimizer: torch.optim.Optimizer | None = None,
         out_dir: str | os.PathLike | None = None, resume: bool = True,
         extra_state: dict | None = None, log: Callable[[str], None] | None = None) -> History:
     """Train ``model`` on ``train_data`` and return the per-epoch history.
 
+    The batches of an epoch are ``make_batch(examples)`` of ``config.batch_size`` shuffled
+    examples of ``train_data``, or, given ``groups`` (a list of example lists) instead, one
+    batch per group with the groups in a shuffled order (see :func:`epoch_batches`).
     ``make_batch(examples) -> batch`` (with a ``.to(device)`` method), ``loss_fn(model, batch)
     -> (loss, stats)`` where ``loss_fn`` must call ``model(...)`` so that DDP can average the
     gradients, ``evaluate(model) -> metrics`` the hook.  With ``out_dir``, ``last.pt`` holds the
     model, optimizer, epoch, history and ``extra_state`` after every epoch, and a run started
     again with ``resume=True`` goes on from it.
     """
+    if (train_data is None) == (groups is None):
+        raise ValueError("fit takes train_data (examples to batch) or groups (fixed batches), one of the two")
     device = device or next(model.parameters()).device
     info = init_distributed(device)
     model.to(device)
@@ -199,9 +220,8 @@ def fit(model: nn.Module, train_data: Sequence, *, make_batch: Callable, loss_fn
     started = time.perf_counter()
     for epoch in range(start_epoch, config.epochs):
         net.train()
-        batches = list(iterate_batches(train_data, config.batch_size, make_batch, shuffle=True,
-                                       seed=config.seed + epoch, rank=info.rank,
-                                       world_size=info.world_size))
+        batches = epoch_batches(epoch, config, make_batch, train_data=train_data, groups=groups,
+                                rank=info.rank, world_size=info.world_size)
         # mininterval and refresh=False below: redrawing the bar on every step floods a notebook
         # kernel's message queue (over 1,000 messages in a cell), which can drop the cell's
         # final "idle" message and make nbval time out.

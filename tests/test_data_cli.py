@@ -44,10 +44,18 @@ def test_unknown_babi_task_is_a_clear_error(tmp_path, capsys):
 
 
 def test_profiles_lists_fast_and_full_for_every_model(capsys):
-    from dca_course.registry import MODELS
+    from dataclasses import fields
+
+    from dca_course.recipes import MODELS
 
     assert main(["profiles"]) == 0
     out = _json_line(capsys)
     assert set(out) == set(MODELS)
     assert all(set(p) == {"fast", "full"} for p in out.values())
     assert out["pointer-generator"]["full"]["hidden_size"] == 256 and out["dca"]["full"]["agents"] == 3
+    for name, recipe in MODELS.items():       # every knob training reads, under both profiles
+        knobs = {f.name for f in fields(recipe.config_class)}
+        assert set(out[name]["fast"]) == set(out[name]["full"]) == knobs, name
+    assert out["copynet"]["fast"]["eval_batch_size"] == 64 and out["dca"]["full"]["length_penalty"] == 1.0
+    assert main(["profiles", "dmn"]) == 0
+    assert set(_json_line(capsys)) == {"dmn"}

@@ -373,27 +373,26 @@ def test_intermediate_rewards_add_up_and_reduce_to_the_plain_advantage():
 
 # -- the recipe and the command line -----------------------------------------------------------
 def test_command_line_options_and_rl_hparams():
-    from dca_course.__main__ import build_parser, _load_plugins, _overrides
-    from dca_course.recipes import DCARecipe
+    from dca_course.__main__ import build_parser
+    from dca_course.recipes import CONFIGS, DCAConfig, DCARecipe
+    from dca_course.recipes.config import config_overrides
 
-    _load_plugins()
     parser = build_parser()
-    train = parser._subparsers._group_actions[0].choices["train"]
-    DCARecipe.add_arguments(train)                      # a second time: no clash
-    args = parser.parse_args(["train", "dca", "--data", "synthnews-long:8", "--agents", "2", "--rl",
-                              "--cohesion", "0.5", "--gamma", "0.9", "--init", "runs/x"])
-    hp = DCARecipe.hparams("fast", _overrides(args))
-    assert (hp["agents"], hp["rl"], hp["cohesion"], hp["gamma"], hp["init"]) == (2, True, 0.5, 0.9, "runs/x")
-    assert hp["epochs"] == hp["rl_epochs"] and hp["lr"] == hp["rl_lr"]
-    args = parser.parse_args(["train", "dca", "--data", "x", "--rl", "--epochs", "3"])
-    hp = DCARecipe.hparams("fast", _overrides(args))
-    assert hp["epochs"] == 3
-    hp = DCARecipe.hparams("fast", _overrides(parser.parse_args(["train", "dca", "--data", "x"])))
-    assert hp["rl"] is False and hp["epochs"] == DCARecipe.profiles["fast"]["epochs"]
-    args = parser.parse_args(["train", "dca", "--data", "x", "--emb-size", "16", "--hidden-size", "24"])
-    hp = DCARecipe.hparams("fast", _overrides(args))
-    assert (hp["emb_size"], hp["hidden_size"]) == (16, 24)
-    assert DCARecipe(hp).build_model(Vocab(WORDS)).cell.hidden_size == 24
+
+    def config(*flags):
+        args = parser.parse_args(["train", "dca", "--data", "synthnews-long:8", *flags])
+        return DCAConfig.from_profile("fast", config_overrides(args, DCAConfig, CONFIGS, "dca"))
+
+    c = config("--agents", "2", "--rl", "--cohesion", "0.5", "--gamma", "0.9", "--init", "runs/x")
+    assert (c.agents, c.rl, c.cohesion, c.gamma, c.init) == (2, True, 0.5, 0.9, "runs/x")
+    assert c.epochs == c.rl_epochs and c.lr == c.rl_lr and c.batch_size == c.rl_batch_size
+    assert config("--rl", "--epochs", "3").epochs == 3
+    assert config("--rl", "--rl-epochs", "2").epochs == 2
+    c = config()
+    assert c.rl is False and c.epochs == DCARecipe.profiles["fast"]["epochs"]
+    c = config("--emb-size", "16", "--hidden-size", "24")
+    assert (c.emb_size, c.hidden_size) == (16, 24)
+    assert DCARecipe(c).build_model(Vocab(WORDS)).cell.hidden_size == 24
 
 
 def test_mle_then_rl_from_init(tmp_path: Path):

@@ -5,7 +5,6 @@ import math
 import pytest
 import torch
 
-import dca_course.recipes  # noqa: F401  (registers the babi spec and the dmn recipe)
 from dca_course import seed_everything
 from dca_course.__main__ import main
 from dca_course.data.babi import BabiExample

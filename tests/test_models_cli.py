@@ -103,19 +103,94 @@ def test_evaluate_on_truncated_checkpoint_names_the_file(tmp_path, capsys):
     assert str(run / "last.pt") in capsys.readouterr().err
 
 
+def _config_for(argv):
+    """The configuration `train` would build from ``argv`` (flags as the command line parses them)."""
+    from dca_course.__main__ import build_parser
+    from dca_course.recipes import CONFIGS
+    from dca_course.recipes.config import config_overrides
+
+    args = build_parser().parse_args(["train", *argv])
+    config_cls = CONFIGS[args.model]
+    return config_cls.from_profile(args.profile, config_overrides(args, config_cls, CONFIGS, args.model))
+
+
 def test_max_src_and_input_feeding_reach_the_recipes():
     """--max-src sets how much of an article a summariser reads (PG 400, DCA 800 by default);
     --input-feeding switches the pointer-generator's decoder input."""
-    from dca_course.__main__ import _overrides, build_parser
-    from dca_course.recipes import DCARecipe, PointerGeneratorRecipe
+    from dca_course.recipes import DCAConfig, PointerGeneratorConfig, PointerGeneratorRecipe
 
-    parser = build_parser()
-    assert PointerGeneratorRecipe.hparams("fast", {})["max_src"] == 400
-    assert DCARecipe.hparams("fast", {})["max_src"] == 800
-    assert PointerGeneratorRecipe.hparams("fast", {})["input_feeding"] is False
-    args = parser.parse_args(["train", "pointer-generator", "--data", "synthnews", "--max-src", "800",
-                              "--input-feeding"])
-    hp = PointerGeneratorRecipe.hparams("fast", _overrides(args))
-    assert hp["max_src"] == 800 and hp["input_feeding"] is True
-    model = PointerGeneratorRecipe(hp).build_model(Vocab.build([["a", "b"]]))
+    assert PointerGeneratorConfig.from_profile("fast").max_src == 400
+    assert DCAConfig.from_profile("fast").max_src == 800
+    assert PointerGeneratorConfig.from_profile("fast").input_feeding is False
+    config = _config_for(["pointer-generator", "--data", "synthnews", "--max-src", "800", "--input-feeding"])
+    assert config.max_src == 800 and config.input_feeding is True
+    model = PointerGeneratorRecipe(config).build_model(Vocab.build([["a", "b"]]))
     assert model.input_feeding is True
+    assert _config_for(["pointer-generator", "--data", "x", "--no-pointer"]).pointer is False
+    assert _config_for(["dmn", "--data", "babi:1", "--variant", "dmn+", "--passes", "2"]).dmn_variant == "dmn+"
+
+
+def test_a_flag_of_another_model_is_a_clear_error():
+    from dca_course.registry import SpecError
+
+    with pytest.raises(SpecError, match=r"model 'seq2seq' has no option --coverage"):
+        _config_for(["seq2seq", "--data", "toy:dates", "--coverage"])
+    r = _run_cli("train", "dca", "--data", "synthnews-long:8", "--coverage-weight", "2")
+    assert r.returncode == 2 and "model 'dca' has no option --coverage-weight" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_every_knob_has_a_flag_and_help():
+    from dataclasses import fields
+
+    from dca_course.__main__ import build_parser
+    from dca_course.recipes import CONFIGS
+
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    dests = {a.dest for a in train._actions}
+    for config_cls in CONFIGS.values():
+        for f in fields(config_cls):
+            assert f.metadata.get("help"), (config_cls.__name__, f.name)
+            assert f.name in dests or not f.metadata["flag"], (config_cls.__name__, f.name)
+
+
+def test_models_table_names_match_the_recipes():
+    from dca_course.recipes import MODELS
+
+    assert all(recipe.name == name for name, recipe in MODELS.items())
+    assert len(set(MODELS.values())) == len(MODELS)
+
+
+def test_recipes_read_no_knob_outside_their_configuration():
+    """No untyped dict of knobs is left: every knob is a field of a configuration dataclass."""
+    import re
+    from pathlib import Path
+
+    import dca_course.recipes as recipes
+
+    for path in Path(recipes.__file__).parent.glob("*.py"):
+        text = path.read_text()
+        assert not re.search(r"\bhp\.get\(|\bhp\[|self\.hp\b|_option_string_actions", text), path.name
+
+
+def test_load_data_needs_nothing_else_imported():
+    code = ("import sys; from dca_course.registry import load_data; d = load_data('toy:dates'); "
+            "print(d.spec, len(d.train)); assert 'dca_course.__main__' not in sys.modules")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["toy:dates", "6000"]
+
+
+def test_decode_lengths_are_resolved_from_the_data_and_saved(tmp_path):
+    """The summarisers' open decode lengths come from the data set when training starts (a new
+    configuration, the recipe's default left as it was) and go into the checkpoint."""
+    from dca_course.recipes import PointerGeneratorConfig
+    from dca_course.registry import Dataset
+
+    config = PointerGeneratorConfig.from_profile("fast")
+    data = Dataset("d", "summaries", [], [], [], meta={"min_decode": 20, "max_decode": 80})
+    resolved = config.for_data(data)
+    assert (config.min_decode, config.max_decode) == (None, None)
+    assert (resolved.min_decode, resolved.max_decode) == (20, 80)
+    assert resolved.for_data(Dataset("e", "summaries", [], [], [])) == resolved
+    assert (config.for_data(Dataset("e", "summaries", [], [], [])).max_decode) == 100

@@ -92,3 +92,35 @@ def test_atomic_write_leaves_nothing_half_written(tmp_path):
         atomic_write(target, broken)
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["f.bin"]
+
+
+def test_fit_on_groups_equals_the_old_bucket_path(tmp_path):
+    """Fixed groups given to fit train exactly as the old trick did: the groups handed over as
+    examples with batch_size=1 and a make_batch that unwraps them (same order, same weights)."""
+    import random
+
+    train, vocab, _, loss_fn = _setup(48)
+    rng = random.Random(0)
+    order = sorted(range(len(train)), key=lambda i: (len(train[i].source), rng.random()))
+    groups = [[train[i] for i in order[j: j + 8]] for j in range(0, len(order), 8)]
+    config = TrainConfig(epochs=2, batch_size=8, lr=1e-2, progress=False, seed=3)
+    seen = {"old": [], "new": []}
+
+    def batcher(key):
+        def make(examples):
+            seen[key].append([ex.source for ex in examples])
+            return collate(examples, vocab)
+        return make
+
+    _, _, old_model, _ = _setup(48)
+    old_make = batcher("old")
+    old = fit(old_model, groups, make_batch=lambda chunk: old_make(chunk[0]), loss_fn=loss_fn,
+              config=TrainConfig(**{**config.__dict__, "batch_size": 1}))
+    _, _, new_model, _ = _setup(48)
+    new = fit(new_model, groups=groups, make_batch=batcher("new"), loss_fn=loss_fn, config=config)
+    assert seen["old"] == seen["new"] and len(seen["new"]) == 2 * len(groups)
+    assert [r["loss"] for r in old.epochs] == [r["loss"] for r in new.epochs]
+    for a, b in zip(old_model.state_dict().values(), new_model.state_dict().values()):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="one of the two"):
+        fit(new_model, train, groups=groups, make_batch=batcher("new"), loss_fn=loss_fn, config=config)

@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 from .examples import Example
 
 __all__ = [
-    "tokenize", "split_sentences", "parse_story", "read_story_folder", "read_line_files",
+    "read_cnndm_splits", "tokenize", "split_sentences", "parse_story", "read_story_folder", "read_line_files",
     "count_lines", "truncate", "load_hf", "load_cnndm",
 ]
 
@@ -346,3 +346,34 @@ def load_cnndm(spec_path, split: str = "test", limit: int | None = None, start: 
     if max_source is not None or max_target is not None:
         examples = [truncate(ex, max_source or 10**9, max_target or 10**9) for ex in examples]
     return examples
+
+
+def read_cnndm_splits(folder, limits: dict) -> dict[str, list[Example]]:
+    """``{"train": [...], "valid": [...], "test": [...]}`` from a folder, ``limits[split]``
+    examples each (None: all).
+
+    Line files ``{train,val,test}.source`` (``valid`` also works for ``val``) give the splits;
+    a missing split is empty.  A folder of ``.story`` files has no splits: every 20th story (by
+    file name) is held out for testing, the next for validation.
+    """
+    folder = os.fspath(folder)
+    splits: dict[str, list[Example]] = {}
+    for name, files in (("train", ("train",)), ("valid", ("val", "valid")), ("test", ("test",))):
+        present = [f for f in files if os.path.isfile(os.path.join(folder, f"{f}.source"))]
+        splits[name] = load_cnndm(folder, present[0], limit=limits[name]) if present else []
+    stories = []
+    if not any(splits.values()):
+        try:       # no line files: load_cnndm looks for .story files (here or in stories/)
+            stories = sorted(load_cnndm(folder), key=lambda ex: ex.id)
+        except FileNotFoundError:
+            pass
+    if stories:
+        held_out = {"train": lambda i: i % 20 not in (0, 1), "valid": lambda i: i % 20 == 1,
+                    "test": lambda i: i % 20 == 0}
+        for name, keep in held_out.items():
+            chosen = [ex for i, ex in enumerate(stories) if keep(i)]
+            splits[name] = chosen[: limits[name]] if limits[name] else chosen
+    if not any(splits.values()):
+        raise FileNotFoundError(f"no CNN/DailyMail data in {folder!r}: expected train/val/test .source "
+                                "files or .story files")
+    return splits

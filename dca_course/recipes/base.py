@@ -1,0 +1,185 @@
+"""The base recipe: how a model is built, trained and evaluated from the command line.
+
+A recipe turns ``(configuration, data set)`` into a trained model and a metrics dict.  Its
+configuration (:mod:`dca_course.recipes.config`) holds every knob; :meth:`Recipe.train` is the
+one training harness, and subclasses fill in its hooks: the vocabulary, the model, the batches,
+the loss, the training phases and the scores.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import torch
+
+from .. import metrics
+from ..data.dataset import Dataset, SpecError
+from ..data.vocab import Vocab
+from ..losses import sequence_nll
+from ..train import TrainConfig, dist_info, fit, load_checkpoint, unwrap, write_json
+from .config import RecipeConfig
+
+
+class Recipe:
+    """Build, train and evaluate one model.  Subclasses set ``name``, ``config_class``,
+    ``model_class`` and the hooks below."""
+
+    name: ClassVar[str] = ""
+    config_class: ClassVar[type] = RecipeConfig
+    model_class: ClassVar[type] = torch.nn.Module
+    data_kinds: ClassVar[tuple] = ("pairs", "summaries")
+    #: ``{"fast": {...}, "full": {...}}``, generated from ``config_class`` (for notebooks and tools)
+    profiles: ClassVar[dict] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.profiles = cls.config_class.profiles()
+
+    def __init__(self, config: RecipeConfig | dict):
+        if isinstance(config, dict):      # a checkpoint's (or a notebook's) plain dict of knobs
+            config = self.config_class.from_dict(config)
+        self.config = config
+
+    @classmethod
+    def hparams(cls, profile: str, overrides: dict) -> dict:
+        """The knobs of ``profile`` with ``overrides``, as a plain dict (``Recipe(dict)`` takes it)."""
+        return cls.config_class.from_profile(profile, overrides).to_dict()
+
+    @property
+    def hp(self) -> dict:
+        """A read-only copy of the configuration as a dict (the notebooks print and index it)."""
+        return self.config.to_dict()
+
+    def check_data(self, data: Dataset) -> None:
+        if data.kind not in self.data_kinds:
+            raise SpecError(f"model {self.name!r} does not train on {data.spec!r} ({data.kind}); "
+                            f"it takes data of kind {', '.join(self.data_kinds)}")
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def build_vocab(self, data: Dataset) -> Vocab:
+        raise NotImplementedError
+
+    def build_model(self, vocab: Vocab) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def model_for(self, data: Dataset, vocab: Vocab) -> torch.nn.Module:
+        """The model to train on ``data`` (the DMN sizes its answer module and passes from it)."""
+        return self.build_model(vocab)
+
+    def model_from_config(self, model_config: dict) -> torch.nn.Module:
+        return self.model_class(**model_config)
+
+    def make_batch(self, examples, vocab):
+        raise NotImplementedError
+
+    def loss_fn(self, model, batch):
+        out = model(batch)
+        return sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask), {}
+
+    def training_data(self, data: Dataset) -> Dataset:
+        """The data set training reads (DCA's RL phase reads fewer articles)."""
+        return data
+
+    def batch_groups(self, train: list, seed: int) -> list[list] | None:
+        """Fixed groups of examples to batch (fit shuffles their order every epoch), or None
+        for batches of ``batch_size`` drawn afresh from the shuffled examples every epoch."""
+        return None
+
+    def phases(self) -> list:
+        """``[(total epochs at the end of the phase, prepare(model)), ...]``: one phase by default."""
+        return [(self.config.epochs, lambda model: None)]
+
+    def predict(self, model, examples, vocab, device) -> list[list[str]]:
+        raise NotImplementedError
+
+    def score(self, model, examples, vocab, device, kind: str) -> dict:
+        return self.score_predictions(self.predict(model, examples, vocab, device), examples, vocab, kind)
+
+    def score_predictions(self, preds, examples, vocab, kind: str) -> dict:
+        """Summaries: ROUGE and the SynthNews fact scores; pairs: exact match, token accuracy."""
+        if kind == "summaries":
+            result = metrics.summary_metrics(preds, [ex.summary_text() for ex in examples],
+                                             [ex.source for ex in examples])
+            result.update(metrics.fact_metrics(preds, examples))   # SynthNews: fact recall, hallucinations
+            return result
+        return {"exact_match": metrics.exact_match(preds, [ex.target for ex in examples]),
+                "token_accuracy": metrics.token_accuracy(preds, [ex.target for ex in examples])}
+
+    # -- the two commands ------------------------------------------------------------------------
+    def train(self, data: Dataset, device, out_dir: Path, *, seed: int = 0, progress: bool = True,
+              resume: bool = True, log=None) -> dict:
+        """Train on ``data.train``, then score the test split (on rank 0 only under torchrun)."""
+        self.check_data(data)
+        # What the configuration leaves to the data (decode lengths) is fixed now, and saved
+        # with the run, so that `evaluate DIR` decodes as the end of training did.
+        self.config = self.config.for_data(data)
+        data = self.training_data(data)
+        model, vocab, history, seconds = self.fit_model(data, device, out_dir, seed=seed, progress=progress,
+                                                        resume=resume, log=log)
+        if not dist_info().is_main:
+            return {}
+        result = self.score(unwrap(model), data.test, vocab, device, data.kind)
+        result.update(model=self.name, data=data.spec, split="test", epochs=len(history.epochs),
+                      final_loss=history.last("loss"), train_seconds=round(seconds, 1))
+        return result
+
+    def fit_model(self, data: Dataset, device, out_dir: Path, *, seed: int, progress: bool, resume: bool,
+                  log) -> tuple:
+        """Build the vocabulary and the model for ``data`` and train it through every phase.
+        Returns ``(model, vocab, history, seconds)``."""
+        if not data.train:
+            raise SpecError(f"{data.spec} has no training examples")
+        vocab = self.build_vocab(data)
+        model = self.model_for(data, vocab).to(device)
+        phases = self.phases()
+        for _, prepare in phases:      # the configuration the model ends in is the one saved
+            prepare(model)
+        extra = {"recipe": self.name, "hparams": self.config.to_dict(), "model_config": dict(model.config),
+                 "vocab": vocab.to_list(), "data": data.spec, "seed": seed}
+        groups = self.batch_groups(data.train, seed)
+        started = time.perf_counter()
+        history = None
+        for i, (epochs, prepare) in enumerate(phases):
+            prepare(model)
+            # a later phase always goes on from the checkpoint the previous phase wrote
+            history = fit(model, data.train if groups is None else None, groups=groups,
+                          make_batch=lambda examples: self.make_batch(examples, vocab), loss_fn=self.loss_fn,
+                          config=self.train_config(epochs, seed, progress), device=device, out_dir=out_dir,
+                          resume=resume or i > 0, extra_state=extra, log=log)
+        return model, vocab, history, time.perf_counter() - started
+
+    def train_config(self, epochs: int, seed: int, progress: bool) -> TrainConfig:
+        c = self.config
+        return TrainConfig(epochs=epochs, batch_size=c.batch_size, lr=c.lr, clip=c.clip, seed=seed,
+                           eval_every=0, progress=progress, time_limit=c.time_limit)
+
+    @classmethod
+    def restore(cls, state: dict, device):
+        """The recipe, model and vocabulary of a checkpoint written by :meth:`train`."""
+        recipe = cls(cls.config_class.from_dict(state["hparams"]))
+        vocab = Vocab.from_list(state["vocab"])
+        model = recipe.model_from_config(state["model_config"]).to(device)
+        model.load_state_dict(state["model"])
+        return recipe, model, vocab
+
+    def evaluate(self, model, vocab, data: Dataset, split: str, device) -> dict:
+        # a no-op for runs that saved their decode lengths; older checkpoints take the data's
+        self.config = self.config.for_data(data)
+        result = self.score(model, data.split(split), vocab, device, data.kind)
+        result.update(model=self.name, data=data.spec, split=split)
+        return result
+
+
+def save_metrics(out_dir: Path, result: dict) -> None:
+    write_json(Path(out_dir) / "metrics.json", result)
+
+
+def load_run(out_dir: Path, device, models: dict):
+    """The recipe, model and vocabulary saved in a run folder's ``last.pt`` (``models``: the
+    name -> recipe table the checkpoint's ``recipe`` is looked up in), and the checkpoint."""
+    state = load_checkpoint(Path(out_dir) / "last.pt", map_location=device)
+    if state.get("recipe") not in models:
+        raise SpecError(f"{out_dir}: a run of an unknown model {state.get('recipe')!r}")
+    recipe, model, vocab = models[state["recipe"]].restore(state, device)
+    return recipe, model, vocab, state

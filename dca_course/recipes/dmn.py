@@ -1,0 +1,201 @@
+"""Dynamic Memory Networks on bAbI (notebook 03): one model per task; ``babi:all`` trains each
+task in turn."""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import ClassVar
+
+import torch
+
+from ..data import babi
+from ..data.dataset import Dataset, SpecError
+from ..data.vocab import Vocab
+from ..models.dmn import DMN, answer_mode_for, babi_vocab, dmn_loss, evaluate_dmn, length_buckets, make_dmn_batch
+from ..train import dist_info, save_checkpoint, unwrap
+from .base import Recipe
+from .config import RecipeConfig, knob
+
+
+@dataclass(frozen=True)
+class DMNConfig(RecipeConfig):
+    emb_size: int = knob(64, "word embedding size", metavar="N")
+    hidden_size: int = knob(64, "GRU state size", metavar="N")
+    dmn_variant: str = knob("dmn", "sigmoid gates + gated GRU (Kumar et al.) or softmax attention + "
+                                   "attention-GRU (DMN+, Xiong et al.)", flags=("--variant",), choices=("dmn", "dmn+"))
+    dmn_passes: int = knob(0, "passes of the episodic memory (T_M); 0: one per supporting fact of a training "
+                              "question, at most 3", flags=("--passes",), metavar="N")
+    input_module: str = knob("gru", "a GRU over the story's words (Kumar et al.) or DMN+'s positional encoding "
+                                    "+ bidirectional fusion GRU", flags=("--dmn-input",), choices=("gru", "fusion"))
+    memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W[m; e; q] + b) (DMN+)",
+                              flags=("--dmn-memory-update",), choices=("gru", "relu"))
+    gate_supervision: bool = knob(True, "add the cross-entropy of the gates against the supporting facts")
+    gate_weight: float = knob(1.0, "weight of the gate supervision loss")
+    answer: str = knob("auto", "the answer module: word, sequence, or auto (sequence exactly when some "
+                               "training answer has several words)")
+    dropout: float = knob(0.0, "dropout")
+    max_facts: int = knob(50, "the last N sentences of a story are read", metavar="N")
+    cpu_threads: int | None = knob(1, "torch threads on a CPU while training (the DMN's many small steps "
+                                      "gain little from more); none: leave torch's setting", metavar="N")
+
+    FAST: ClassVar[dict] = dict(epochs=4, batch_size=16, clip=5.0)
+    FULL: ClassVar[dict] = dict(emb_size=80, hidden_size=80, dropout=0.1, epochs=30, batch_size=32, lr=2e-3)
+
+
+class DMNRecipe(Recipe):
+    """Dynamic Memory Network on bAbI (notebook 03): one model per task; ``babi:all`` trains
+    each task in turn and reports ``per_task`` accuracies and their ``mean_accuracy``."""
+
+    name = "dmn"
+    config_class = DMNConfig
+    model_class = DMN
+    data_kinds = ("babi",)
+
+    # -- model -----------------------------------------------------------------------------------
+    def build_vocab(self, data):
+        return babi_vocab(data.train)
+
+    def build_model(self, vocab, answer: str = "word", passes: int | None = None):
+        c = self.config
+        return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
+                   variant=c.dmn_variant, answer=answer, input_module=c.input_module,
+                   memory_update=c.memory_update, dropout=c.dropout, pad_id=vocab.pad_id,
+                   bos_id=vocab.bos_id, eos_id=vocab.eos_id)
+
+    def answer_mode(self, train) -> str:
+        return self.config.answer if self.config.answer != "auto" else answer_mode_for(train)
+
+    def model_for(self, data, vocab):
+        # passes 0 = one pass per supporting fact of the most demanding training question, at most 3
+        passes = self.config.dmn_passes or min(3, max(len(ex.supporting) for ex in data.train))
+        return self.build_model(vocab, self.answer_mode(data.train), passes)
+
+    def make_batch(self, examples, vocab):
+        return make_dmn_batch(examples, vocab, max_facts=self.config.max_facts)
+
+    def batch_groups(self, train, seed):
+        # buckets of similar-length stories: fit shuffles the buckets every epoch (and shares
+        # them out among processes under torchrun)
+        return length_buckets(train, self.config.batch_size, max_facts=self.config.max_facts, seed=seed)
+
+    def loss_fn(self, model, batch):
+        return dmn_loss(model, batch, gate_supervision=self.config.gate_supervision,
+                        gate_weight=self.config.gate_weight, variant=self.config.dmn_variant)
+
+    def score(self, model, examples, vocab, device, kind="babi") -> dict:
+        return evaluate_dmn(model, examples, vocab, max_facts=self.config.max_facts, device=device)
+
+    # -- training --------------------------------------------------------------------------------
+    def train(self, data, device, out_dir, *, seed=0, progress=True, resume=True, log=None) -> dict:
+        self.check_data(data)
+        out_dir = Path(out_dir)
+        threads = torch.get_num_threads()
+        if torch.device(device).type == "cpu" and self.config.cpu_threads:
+            # The DMN takes many small steps (one per fact and pass): a second thread saves
+            # little, and on a busy machine waiting for it makes every step many times slower.
+            torch.set_num_threads(self.config.cpu_threads)
+        try:
+            return self._train(data, out_dir, device, seed=seed, progress=progress, resume=resume, log=log)
+        finally:
+            torch.set_num_threads(threads)
+
+    def train_task(self, data: Dataset, device, out_dir, *, seed, progress, resume, log) -> tuple:
+        """Train one task's model on ``data.train`` and score it on ``data.test``: ``(result,
+        model, vocab)``, the result empty except on the main process."""
+        model, vocab, history, seconds = self.fit_model(data, device, out_dir, seed=seed, progress=progress,
+                                                        resume=resume, log=log)
+        result = {}
+        if dist_info().is_main:
+            result = self.score(unwrap(model), data.test, vocab, device)
+            result.update(epochs=len(history.epochs), final_loss=history.last("loss"), passes=unwrap(model).passes,
+                          answer_module=self.answer_mode(data.train), train_seconds=round(seconds, 1))
+        return result, model, vocab
+
+    def _train(self, data, out_dir, device, *, seed, progress, resume, log) -> dict:
+        c = self.config
+        common = dict(model=self.name, data=data.spec, split="test", variant=c.dmn_variant,
+                      gate_supervision=c.gate_supervision, input_module=c.input_module, memory_update=c.memory_update)
+        tasks = data.meta.get("tasks") or sorted({ex.task for ex in data.train})
+        if len(tasks) == 1 and data.meta.get("task") != "all":
+            result, _, _ = self.train_task(data, device, out_dir, seed=seed, progress=progress, resume=resume,
+                                           log=log)
+            if result:
+                result.update(common, task=tasks[0])
+            return result
+        return self._train_all(data, tasks, device, out_dir, common, seed=seed, progress=progress,
+                               resume=resume, log=log)
+
+    # -- every task in turn ----------------------------------------------------------------------
+    def _train_all(self, data, tasks, device, out_dir, common, *, seed, progress, resume, log) -> dict:
+        from tqdm.auto import tqdm
+
+        main = dist_info().is_main
+        per_task, saved = {}, {}
+        started = time.perf_counter()
+        bar = tqdm(tasks, desc="bAbI tasks", disable=not (progress and main))
+        for t in bar:
+            bar.set_postfix(task=t)
+            task_data = replace(data, train=[ex for ex in data.train if ex.task == t],
+                                test=[ex for ex in data.test if ex.task == t])
+            result, model, vocab = self.train_task(
+                task_data, device, out_dir / f"task{t:02d}", seed=seed,
+                progress=progress, resume=resume, log=(lambda msg, t=t: log(f"task {t}: {msg}")) if log else None)
+            if main:
+                per_task[t] = result
+                model = unwrap(model)
+                saved[t] = {"model": model.state_dict(), "model_config": model.config, "vocab": vocab.to_list()}
+        if not main:
+            return {}
+        seconds = time.perf_counter() - started
+        accs = {str(t): round(r["accuracy"], 4) for t, r in per_task.items()}
+        mean = sum(r["accuracy"] for r in per_task.values()) / len(per_task)
+        lines = [f"{'task':>4}  {'name':<28} {'accuracy':>8}  {'sup. facts':>10}  {'epochs':>6}  {'seconds':>7}"]
+        for t, r in per_task.items():
+            name = babi.TASK_NAMES.get(t, "").split("_", 1)[-1]
+            lines.append(f"{t:>4}  {name:<28} {100 * r['accuracy']:>7.1f}%  "
+                         f"{100 * r['supporting_fact_accuracy']:>9.1f}%  {r['epochs']:>6}  {r['train_seconds']:>7.1f}")
+        lines.append(f"{'mean':>4}  {'':<28} {100 * mean:>7.1f}%")
+        print("\n".join(lines), file=sys.stderr, flush=True)
+        # One checkpoint holding every task's model, so that `evaluate DIR` works for the run.
+        save_checkpoint(out_dir / "last.pt", {"model": {}, "per_task": saved, "recipe": self.name,
+                                             "hparams": self.config.to_dict(), "data": data.spec, "seed": seed})
+        result = dict(common, per_task=accs, mean_accuracy=round(mean, 4),
+                      failed_tasks=[t for t, r in per_task.items() if r["accuracy"] < 0.95],
+                      supporting_fact_accuracy={str(t): round(r["supporting_fact_accuracy"], 4)
+                                                for t, r in per_task.items()},
+                      train_seconds=round(seconds, 1))
+        return result
+
+    # -- evaluate DIR ----------------------------------------------------------------------------
+    @classmethod
+    def restore(cls, state, device):
+        recipe = cls(cls.config_class.from_dict(state["hparams"]))
+        if "per_task" not in state:
+            return super().restore(state, device)
+        models, vocabs = torch.nn.ModuleDict(), {}
+        for t, saved in state["per_task"].items():
+            model = recipe.model_from_config(saved["model_config"]).to(device)
+            model.load_state_dict(saved["model"])
+            models[str(t)], vocabs[int(t)] = model, Vocab.from_list(saved["vocab"])
+        return recipe, models, vocabs
+
+    def evaluate(self, model, vocab, data, split, device) -> dict:
+        examples = data.split(split)
+        if not examples:
+            raise SpecError(f"{data.spec} has no {split!r} split (the bAbI release has train and test only)")
+        result = dict(model=self.name, data=data.spec, split=split)
+        if isinstance(model, torch.nn.ModuleDict):
+            per_task = {}
+            for t in sorted({ex.task for ex in examples}):
+                if str(t) not in model:
+                    raise SpecError(f"this run has no model for bAbI task {t}; it holds tasks {', '.join(model)}")
+                exs = [ex for ex in examples if ex.task == t]
+                per_task[str(t)] = round(self.score(model[str(t)], exs, vocab[t], device)["accuracy"], 4)
+            result.update(per_task=per_task, mean_accuracy=round(sum(per_task.values()) / len(per_task), 4))
+            return result
+        if len({ex.task for ex in examples}) > 1:
+            raise SpecError(f"this run trained one bAbI task; evaluate it on that task, not {data.spec!r}")
+        result.update(self.score(model, examples, vocab, device))
+        return result
