@@ -24,12 +24,15 @@ from . import seed_everything
 from .recipes import CONFIGS
 from .recipes.config import add_config_flags, config_overrides
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
-from .train import CheckpointError, dist_info, distributed_device
+from .errors import InputError
+from .io import write_lines
+from .train import dist_info, distributed_device
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dca-course", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="on an input error, show the traceback too")
     sub = parser.add_subparsers(dest="command", required=True)
 
     train = sub.add_parser("train", help="train a model and print its test metrics as JSON",
@@ -83,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                                "or ~/.cache/dca_course)")
     down.add_argument("--out", type=Path, default=None, help="cnndm: folder for the line files")
     down.add_argument("--limit", type=int, default=None, help="cnndm: examples per split (default: all)")
+    for command in (train, evaluate, score, profiles, gen, down):   # --debug also after the command
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="on an input error, show the traceback too")
     return parser
 
 
@@ -125,7 +131,7 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-class ScoreError(ValueError):
+class ScoreError(InputError):
     """Files that cannot be scored against each other."""
 
 
@@ -149,20 +155,11 @@ def cmd_score(args) -> int:
     return 0
 
 
-def _write_lines(path: Path, lines: list[str]) -> None:
-    from .train import atomic_write
-
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(line + "\n" for line in lines)
-    atomic_write(path, write)
-
-
 def write_line_files(folder: Path, split: str, examples) -> None:
     """``{split}.source`` (one article a line) and ``{split}.target.sents.tsv`` (its summary's
     sentences TAB-separated): the layout ``cnndm:PATH`` and ``score --sents`` read."""
-    _write_lines(folder / f"{split}.source", [" ".join(ex.source) for ex in examples])
-    _write_lines(folder / f"{split}.target.sents.tsv",
+    write_lines(folder / f"{split}.source", [" ".join(ex.source) for ex in examples])
+    write_lines(folder / f"{split}.target.sents.tsv",
                  ["\t".join(ex.summary_text().split("\n")) for ex in examples])
 
 
@@ -215,17 +212,30 @@ def cmd_profiles(args) -> int:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data,
+                "profiles": cmd_profiles}
     try:
-        commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data,
-                    "profiles": cmd_profiles}
         return commands[args.command](args)
-    except (SpecError, CheckpointError, FileNotFoundError, ScoreError) as exc:
-        print(f"dca-course: error: {exc}", file=sys.stderr)
+    except (InputError, OSError) as exc:
+        # Bad input (a file, a folder, a spec) is the user's to fix: one line, FILE:LINE: first
+        # where the library knows them, and exit 2 as argparse does.  A bug is not caught here.
+        if args.debug:
+            raise
+        print(f"dca-course: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     finally:
         import torch.distributed as dist
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error's message on one line (an OSError names its file as ``FILE: reason``)."""
+    if isinstance(exc, OSError) and exc.filename and not isinstance(exc, InputError):
+        text = f"{exc.filename}: {exc.strerror or exc}"
+    else:
+        text = str(exc)
+    return " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
 if __name__ == "__main__":

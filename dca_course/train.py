@@ -17,9 +17,7 @@ of each epoch's batches, and lets rank 0 alone write checkpoints and metrics.
 """
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,47 +28,15 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .data.batching import batch_indices, iterate_batches
+from .errors import InputError
+from .io import atomic_write, write_json, write_text  # noqa: F401  (write_json/write_text: train's old names)
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(InputError):
     """A checkpoint file that cannot be read (truncated, corrupt, or not a checkpoint)."""
 
 
-# -- atomic files ------------------------------------------------------------------------
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
-    """Call ``write(tmp_path)``, then move the finished file onto ``path`` in one step.
-
-    The temporary file lives in the same folder, so ``os.replace`` is atomic: a reader sees
-    the old file or the new one, never half of one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write a text file (UTF-8) atomically."""
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return atomic_write(path, write)
-
-
-def write_json(path: str | os.PathLike, obj) -> Path:
-    return write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
-
-
+# -- atomic files: dca_course.io (imported here, where checkpoints are written) -------------
 def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
     """Save a dict of tensors, numbers, strings, lists and dicts atomically."""
     return atomic_write(path, lambda tmp: torch.save(state, tmp))
@@ -87,8 +53,9 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # torch raises several types for a damaged zip archive
-        raise CheckpointError(f"{path}: cannot read this checkpoint (truncated or corrupt?): "
-                              f"{type(exc).__name__}: {exc}") from None
+        # torch's own message (for a foreign file, a page on weights_only) names no file; ours does
+        raise CheckpointError(f"{path}: cannot read this checkpoint: not a PyTorch checkpoint file, or "
+                              f"truncated or corrupt ({type(exc).__name__})") from None
     if not isinstance(state, dict) or "model" not in state:
         raise CheckpointError(f"{path}: not a dca_course checkpoint (no 'model' entry)")
     return state

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import InputError
 
-class SpecError(ValueError):
+
+class SpecError(InputError):
     """An unknown model, data spec or option; the message lists the valid choices."""
 
 

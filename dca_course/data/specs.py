@@ -141,13 +141,18 @@ def data_choices() -> str:
     return "\n".join(f"  {spec.usage:<28} {spec.help}" for spec in DATA_SPECS.values())
 
 
+def spec_usages() -> str:
+    """The valid specs on one line (for error messages; ``data_choices`` is the help table)."""
+    return ", ".join(spec.usage for spec in DATA_SPECS.values())
+
+
 def load_data(spec: str, profile: str = "fast", seed: int = 0) -> Dataset:
     """Parse ``PREFIX[:ARG]`` and load it; an unknown prefix or argument lists the valid specs."""
     prefix, _, arg = spec.partition(":")
     source = DATA_SPECS.get(prefix)
     if source is None:
-        raise SpecError(f"unknown data spec {spec!r}; valid specs are:\n{data_choices()}")
+        raise SpecError(f"unknown data spec {spec!r}; valid specs are: {spec_usages()}")
     try:
         return source.load(arg, profile, seed)
     except SpecError as exc:
-        raise SpecError(f"bad data spec {spec!r}: {exc}\nvalid specs are:\n{data_choices()}") from None
+        raise SpecError(f"bad data spec {spec!r}: {exc}") from None

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from .. import metrics
 from ..decoding import beam_search, greedy
-from ..losses import coverage_loss, sequence_nll
+from ..losses import reduce_tokens, sequence_nll
 from ..models.copynet import CopyNet
 from ..models.pointer_generator import PointerGenerator
 from ..train import unwrap
@@ -161,7 +161,8 @@ class PointerGeneratorRecipe(SummarizerRecipe):
     def loss_fn(self, model, batch):
         out = model(batch)
         nll = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
-        cov = coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+        # eq. (12): the model computed the terms sum_i min(a_i^t, c_i^t) once; the loss averages them
+        cov = reduce_tokens(out["cov_loss"], batch.tgt_mask, "token")
         if not unwrap(model).coverage:
             return nll, {"nll": nll.item(), "cov_loss": cov.item()}
         loss = nll + self.config.coverage_weight * cov                 # eq. (13)
