@@ -251,8 +251,10 @@ class DMN(nn.Module):
             self.memory_cell = nn.GRUCell(H, H)                                      # m^i = GRU(e^i, m^{i-1}), one for all passes
         else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
             self.memory_layers = nn.ModuleList(nn.Linear(3 * H, H) for _ in range(passes))
-        self.answer_cell = nn.GRUCell(emb_size + H, H)                               # a_t = GRU([y_{t-1}; q], a_{t-1})
         self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
+        # a_t = GRU([y_{t-1}; q], a_{t-1}); made after W^(a), as before one-word answers used it, so
+        # that a seed gives the sequence decoder the same initial weights as it always did
+        self.answer_cell = nn.GRUCell(emb_size + H, H)
         self.dropout = nn.Dropout(dropout)
 
     # input and question modules
