@@ -78,9 +78,9 @@ module (below) and make the memory update a ReLU layer with *untied* weights, on
 
     m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i)                                         (DMN+ memory)
 
-so pass 2 can learn a different update from pass 1 (following Sukhbaatar et al. 2015, who found
-untied hops better); the GRU update of the DMN is one cell shared by all passes, as in Kumar et
-al.  ``variant`` changes only the attention, so the two variants differ in exactly the part the
+so pass 2 can learn a different update from pass 1 (Xiong et al. take the idea of weights of
+its own for each pass from Sukhbaatar et al. 2015); the GRU update of the DMN is one cell shared
+by all passes, as in Kumar et al.  ``variant`` changes only the attention, so the two variants differ in exactly the part the
 notebook compares.
 
 **Input modules** (``input_module=``).  ``"gru"`` is Kumar et al.'s: one GRU over all the words,
@@ -252,8 +252,8 @@ class DMN(nn.Module):
         else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
             self.memory_layers = nn.ModuleList(nn.Linear(3 * H, H) for _ in range(passes))
         self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
-        # a_t = GRU([y_{t-1}; q], a_{t-1}); made after W^(a), as before one-word answers used it, so
-        # that a seed gives the sequence decoder the same initial weights as it always did
+        # a_t = GRU([y_{t-1}; q], a_{t-1}).  Made after W^(a), where it was when only the sequence
+        # decoder had it, so that a seed still gives that decoder the same initial weights.
         self.answer_cell = nn.GRUCell(emb_size + H, H)
         self.dropout = nn.Dropout(dropout)
 
