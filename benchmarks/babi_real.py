@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     parser.add_argument("--passes", type=int, default=0, help="0: one per supporting fact, at most 3")
     parser.add_argument("--answer", default="auto", choices=["auto", "word", "sequence"])
     parser.add_argument("--memory-update", default="relu", choices=["gru", "relu"],
-                        help="gru: m^i = GRU(e^i, m^{i-1}) (Kumar et al.); relu: ReLU(W[m; e; q] + b) (DMN+)")
+                        help="gru: m^i = GRU(e^i, m^{i-1}) (Kumar et al.); relu: ReLU(W^i [m; e; q] + b^i), "
+                             "a layer per pass (DMN+)")
     parser.add_argument("--hidden", type=int, default=80)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-3)

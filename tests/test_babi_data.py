@@ -38,6 +38,7 @@ from dca_course.data.babi import (
     read_babi_stories,
     stories_to_examples,
     tokenize,
+    vocabulary,
     write_babi,
 )
 
@@ -146,6 +147,25 @@ def test_malformed_lines_name_file_and_line(tmp_path, text, lineno, fragment):
     assert message.startswith(f"{path}:{lineno}: "), message
     assert fragment in message, message
     assert info.value.lineno == lineno and isinstance(info.value, ValueError)
+
+
+def test_a_released_file_with_a_bad_line_names_its_path_and_line(tmp_path):
+    """The error reaches the user of load_task (and so the command line) as FILE:LINE: reason."""
+    folder = tmp_path / "en"
+    folder.mkdir()
+    path = folder / f"{TASK_NAMES[1]}_train.txt"
+    path.write_text("1 Mary went to the office.\n2 Where is Mary? \toffice\t7\n")
+    with pytest.raises(BabiFormatError) as info:
+        load_task(tmp_path, 1, "train")
+    assert str(info.value).startswith(f"{path}:2: supporting fact id 7"), str(info.value)
+    assert (info.value.source, info.value.lineno) == (str(path), 2)
+
+
+def test_vocabulary_puts_marks_first():
+    examples = generate_examples(1, 20, seed=0)
+    words = vocabulary(examples)
+    assert words == sorted(words) and "mary" in words and "." not in words
+    assert vocabulary(examples, first=[".", "mary"]) == [".", "mary"] + [w for w in words if w != "mary"]
 
 
 def test_error_source_for_strings():

@@ -7,9 +7,9 @@ import torch
 
 from dca_course import seed_everything
 from dca_course.__main__ import main
-from dca_course.data.babi import BabiExample
-from dca_course.models.dmn import (DMN, babi_vocab, dmn_features, dmn_loss, gate_supervision_loss,
-                                   gated_gru_step, make_dmn_batch, position_encoding, read_facts)
+from dca_course.data.babi import BabiExample, babi_vocab, make_dmn_batch
+from dca_course.data.batching import Batch
+from dca_course.models.dmn import DMN, dmn_features, dmn_loss, gate_supervision_loss, gated_gru_step, position_encoding, read_facts
 from dca_course.nn import AttentionGRUCell
 from dca_course.registry import SpecError, load_data
 
@@ -231,3 +231,65 @@ def test_limit_train_keeps_examples_of_every_task():
     one = load_data("babi:1", "fast", 0)
     one.limit_train(5)
     assert len(one.train) == 5
+
+
+def test_old_import_paths_are_the_same_objects():
+    """The batch moved next to the data; the model module and the package re-export it (recipes.py imports them there)."""
+    from dca_course.data import babi as _babi
+    from dca_course.data.babi import batching
+    from dca_course.models import dmn
+
+    for name in ("DMNBatch", "make_dmn_batch", "length_buckets", "babi_vocab", "SENTENCE_END"):
+        assert getattr(dmn, name) is getattr(batching, name) is getattr(_babi, name), name
+    assert issubclass(_babi.DMNBatch, Batch)
+    vocab = babi_vocab(_examples())
+    assert vocab.itos[4] == "." and vocab.itos[5:] == _babi.vocabulary(_examples())     # "." first, then the words sorted
+    assert _babi.vocabulary(_examples(), first=["."]) == vocab.itos[4:]
+
+
+def _gru_by_hand(x, h, cell):
+    """torch.nn.GRUCell's equations written out (r, z, n gates, in that order in the weights)."""
+    gi, gh = x @ cell.weight_ih.T + cell.bias_ih, h @ cell.weight_hh.T + cell.bias_hh
+    i_r, i_z, i_n = gi.chunk(3, -1)
+    h_r, h_z, h_n = gh.chunk(3, -1)
+    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
+    n = torch.tanh(i_n + r * h_n)
+    return (1 - z) * n + z * h
+
+
+def test_one_word_answer_is_one_answer_gru_step():
+    """y = softmax(W^(a) GRU([y_0; q], m)), y_0 = L[<s>] (Kumar et al. 2.4), computed by hand."""
+    _, vocab, model, batch = _setup()
+    model.eval()
+    out = model(batch)
+    m, q = out["memories"][:, -1], out["question"]
+    y0 = model.embedding.weight[vocab.bos_id].expand(m.size(0), -1)
+    a1 = _gru_by_hand(torch.cat([y0, q], -1), m, model.answer_cell)
+    expected = a1 @ model.answer_out.weight.T + model.answer_out.bias
+    assert torch.allclose(out["logits"], expected, atol=1e-6)
+    # the question enters the answer: another q, the same memory, another answer
+    other = model.answer_logits(m, q.flip(0))
+    assert not torch.allclose(other, out["logits"])
+    # a one-word answer is exactly the first step of the sequence decoder with the same weights
+    seq = DMN(model.vocab_size, 8, 10, passes=2, answer="sequence")
+    seq.load_state_dict(model.state_dict())
+    assert torch.allclose(seq.answer_logits(m, q)[:, 0], out["logits"], atol=1e-6)
+
+
+def test_dmn_plus_memory_update_is_untied_per_pass():
+    """m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i): one layer per pass (Xiong et al. 3.3)."""
+    _, _, model, batch = _setup("dmn+", memory_update="relu")
+    model.eval()
+    layers = model.memory_layers
+    assert len(layers) == model.passes == 2 and layers[0].weight is not layers[1].weight
+    before = model(batch)
+    with torch.no_grad():
+        layers[1].weight.add_(0.5 * torch.randn_like(layers[1].weight))
+    after = model(batch)
+    assert torch.equal(after["memories"][:, 1], before["memories"][:, 1])     # m^1 does not use W^2
+    assert not torch.allclose(after["memories"][:, 2], before["memories"][:, 2])
+    assert not torch.allclose(after["logits"], before["logits"])
+    # by hand, pass 2: ReLU(W^2 [m^1; e^2; q] + b^2)
+    m1, e2, q = after["memories"][:, 1], after["episodes"][:, 1], after["question"]
+    by_hand = torch.relu(torch.cat([m1, e2, q], -1) @ layers[1].weight.T + layers[1].bias)
+    assert torch.allclose(after["memories"][:, 2], by_hand, atol=1e-6)

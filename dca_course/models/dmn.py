@@ -31,16 +31,27 @@ and the memory is updated by another GRU::
 
     m^i = GRU(e^i, m^{i-1})                                                         (memory)
 
-**Answer module** (2.4).  Two forms, chosen with ``answer=``:
+**Answer module** (2.4).  A GRU decoder started from the last memory::
 
-* ``"word"``: one word from the last memory, ``y = softmax(W^(a) m^{T_M})``.  Every bAbI task
-  but 8 and 19 has one-word answers;
-* ``"sequence"``: the paper's GRU decoder, ``a_0 = m^{T_M}``,
-  ``a_t = GRU([y_{t-1}, q], a_{t-1})``, ``y_t = softmax(W^(a) a_t)``, run until the end token
-  ``</s>``: for the comma-separated answers of tasks 8 (``milk,football``) and 19 (``n,w``).
-  ``y_{t-1}`` enters as the embedding of the previous word (``<s>`` at the start), which is a
-  learned linear map of the paper's one-hot ``y_{t-1}``.
+    a_0 = m^{T_M},      a_t = GRU([y_{t-1}; q], a_{t-1}),      y_t = softmax(W^(a) a_t)
+
+Two forms, chosen with ``answer=``:
+
+* ``"word"``: one step of it, ``y = softmax(W^(a) GRU([y_0; q], m^{T_M}))``: the paper runs the
+  decoder for a one-word answer too, so the question enters the answer once more.  Every bAbI
+  task but 8 and 19 has one-word answers;
+* ``"sequence"``: the same decoder run until the end token ``</s>``: for the comma-separated
+  answers of tasks 8 (``milk,football``) and 19 (``n,w``).
   The command line picks ``"sequence"`` exactly when some training answer has several words.
+
+``y_{t-1}`` enters as the embedding ``L[w]`` of one word ``w`` (the same table ``L`` as the
+input module): the gold previous word during training (teacher forcing), the argmax word when
+the model answers by itself.  The paper writes the previous output ``y_{t-1}`` there; an
+embedding is a learned linear map of a word's one-hot vector, so this feeds the one-hot of the
+chosen word, not the distribution.  ``y_0`` is the embedding of the start token ``<s>``: a
+learned start vector (a constant input, so it acts as a learned bias of the GRU's gates; zeros
+would do as well), and the same one for both forms, so that a one-word answer is exactly the
+first step of the sequence decoder.
 
 **Gate supervision.**  bAbI marks the supporting facts of each question, and the paper adds the
 cross-entropy of the gates against them to the answer loss: pass ``i`` is taught to pick the
@@ -61,9 +72,16 @@ others); for the softmax attention of DMN+ it is ``-log a_{supporting}``.  See
   enters, so a fact the attention ignores cannot leak in, and the order of the facts still
   counts (a weighted sum of facts would lose it).
 
-Xiong et al. also shorten the feature vector to ``[c*q, c*m, |c-q|, |c-m|]``, make the memory
-update a ReLU layer (``memory_update="relu"`` here) and replace the input module; ``variant``
-changes only the attention, so the two variants differ in exactly the part the notebook compares.
+Xiong et al. also shorten the feature vector to ``[c*q, c*m, |c-q|, |c-m|]``, replace the input
+module (below) and make the memory update a ReLU layer with *untied* weights, one per pass
+(section 3.3, "Episode Memory Updates"; ``memory_update="relu"`` here)::
+
+    m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i)                                         (DMN+ memory)
+
+so pass 2 can learn a different update from pass 1 (Xiong et al. take the idea of weights of
+its own for each pass from Sukhbaatar et al. 2015); the GRU update of the DMN is one cell shared
+by all passes, as in Kumar et al.  ``variant`` changes only the attention, so the two variants differ in exactly the part the
+notebook compares.
 
 **Input modules** (``input_module=``).  ``"gru"`` is Kumar et al.'s: one GRU over all the words,
 facts read at the end-of-sentence marks.  ``"fusion"`` is DMN+'s (Xiong et al. section 3.1): each
@@ -74,121 +92,28 @@ pass found) learned within a few epochs only with ``"fusion"``: a GRU state read
 "mary went to the kitchen" keeps little of its first word, and nothing asks it to until the second
 pass already works.
 
+**Batches** (:mod:`dca_course.data.babi.batching`): :class:`DMNBatch`, :func:`make_dmn_batch`,
+:func:`length_buckets` and :func:`babi_vocab` live next to the bAbI data; they are imported here
+too, so ``from dca_course.models.dmn import make_dmn_batch`` keeps working.
+
 **Masks.**  A batch pads stories to the same number of facts.  Padded facts get exactly zero
 gate (sigmoid gates are multiplied by the mask; the softmax gives them exact zeros through
 :func:`dca_course.nn.masked_softmax`), so they leave the episode unchanged in both variants.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data.batching import Batch
+from ..data.babi.batching import (SENTENCE_END, DMNBatch, babi_vocab, length_buckets,  # noqa: F401
+                                  make_dmn_batch)     # (re-exported: the batch lives with the data)
 from ..nn.attention import masked_softmax
 from ..nn.gru import AttentionGRUCell
 
 VARIANTS = ("dmn", "dmn+")
 INPUT_MODULES = ("gru", "fusion")
 ANSWER_MODES = ("word", "sequence")
-
-
-# -- the batch -------------------------------------------------------------------------------
-@dataclass
-class DMNBatch(Batch):
-    """Padded tensors for a batch of bAbI examples.
-
-    =================  ===================  ==============================================
-    field              shape                meaning
-    =================  ===================  ==============================================
-    ``story``          (batch, words)       the story's words, an end-of-sentence id after
-                                            each sentence, then padding
-    ``fact_pos``       (batch, facts)       position in ``story`` of each sentence's end
-    ``fact_mask``      (batch, facts)       True for real facts, False for padding
-    ``question``       (batch, q_len)       question ids, padded
-    ``question_len``   (batch,)             real question lengths
-    ``answer``         (batch, a_len)       answer ids then ``</s>``, padded
-    ``answer_mask``    (batch, a_len)       True at real answer positions (``</s>`` too)
-    ``supporting``     (batch, n_sup)       supporting fact index per pass, -1 = none
-    ``sentences``      (batch, facts, len)  the same words, one row per sentence (for the
-                                            positional-encoding input module of DMN+)
-    ``sentence_len``   (batch, facts)       words in each sentence (0 for padded facts)
-    =================  ===================  ==============================================
-    """
-
-    story: torch.Tensor
-    fact_pos: torch.Tensor
-    fact_mask: torch.Tensor
-    question: torch.Tensor
-    question_len: torch.Tensor
-    answer: torch.Tensor
-    answer_mask: torch.Tensor
-    supporting: torch.Tensor
-    sentences: torch.Tensor
-    sentence_len: torch.Tensor
-
-    @property
-    def size(self) -> int:
-        return self.story.size(0)
-
-
-def make_dmn_batch(examples, vocab, *, max_facts: int | None = None, sentence_end: str = ".") -> DMNBatch:
-    """Turn :class:`dca_course.data.babi.BabiExample` s into a :class:`DMNBatch`.
-
-    Only the last ``max_facts`` sentences of a story are kept (the memory-network papers keep
-    the 50 most recent); a supporting fact that falls outside gets index -1 (not supervised).
-    ``sentence_end`` must be in ``vocab``: it is the end-of-sentence mark the input module
-    reads its facts at.
-    """
-    end_id = vocab.stoi[sentence_end]
-    stories, ends, supports, sent_ids = [], [], [], []
-    for ex in examples:
-        sents = ex.story[-max_facts:] if max_facts else ex.story
-        offset = len(ex.story) - len(sents)
-        ids, pos, rows = [], [], []
-        for sent in sents:
-            rows.append(vocab.encode(sent))
-            ids += rows[-1] + [end_id]
-            pos.append(len(ids) - 1)
-        if not sents:  # a question before any statement: one empty fact
-            ids, pos, rows = [end_id], [0], [[]]
-        stories.append(ids)
-        ends.append(pos)
-        sent_ids.append(rows)
-        supports.append([i - offset if i >= offset else -1 for i in ex.supporting])
-    n_facts = max(len(p) for p in ends)
-    n_words = max([len(r) for rows in sent_ids for r in rows] + [1])
-    sentences = torch.full((len(examples), n_facts, n_words), vocab.pad_id, dtype=torch.long)
-    sentence_len = torch.zeros(len(examples), n_facts, dtype=torch.long)
-    for b, rows in enumerate(sent_ids):
-        for f, r in enumerate(rows):
-            sentences[b, f, : len(r)] = torch.as_tensor(r, dtype=torch.long)
-            sentence_len[b, f] = len(r)
-    n_sup = max([len(s) for s in supports] + [1])
-    q = [vocab.encode(ex.question) or [vocab.unk_id] for ex in examples]
-    a = [vocab.encode(ex.answer) + [vocab.eos_id] for ex in examples]
-    return DMNBatch(
-        story=_pad(stories, vocab.pad_id),
-        fact_pos=_pad(ends, 0, n_facts),
-        fact_mask=_pad([[1] * len(p) for p in ends], 0, n_facts).bool(),
-        question=_pad(q, vocab.pad_id),
-        question_len=torch.tensor([len(x) for x in q]),
-        answer=_pad(a, vocab.pad_id),
-        answer_mask=_pad([[1] * len(x) for x in a], 0).bool(),
-        supporting=_pad(supports, -1, n_sup),
-        sentences=sentences,
-        sentence_len=sentence_len,
-    )
-
-
-def _pad(seqs, value, width=None) -> torch.Tensor:
-    width = width or max(len(s) for s in seqs)
-    out = torch.full((len(seqs), width), value, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
-    return out
 
 
 # -- the parts, as functions that can be checked one by one ------------------------------------
@@ -323,11 +248,13 @@ class DMN(nn.Module):
             self.episode_cell = AttentionGRUCell(H, H)
         self.memory_update = memory_update
         if memory_update == "gru":
-            self.memory_cell = nn.GRUCell(H, H)                                      # m^i = GRU(e^i, m^{i-1})
-        else:
-            self.memory_cell = nn.Sequential(nn.Linear(3 * H, H), nn.ReLU())        # DMN+: ReLU(W[m; e; q] + b)
+            self.memory_cell = nn.GRUCell(H, H)                                      # m^i = GRU(e^i, m^{i-1}), one for all passes
+        else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
+            self.memory_layers = nn.ModuleList(nn.Linear(3 * H, H) for _ in range(passes))
         self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
-        self.answer_cell = nn.GRUCell(emb_size + H, H) if answer == "sequence" else None
+        # a_t = GRU([y_{t-1}; q], a_{t-1}).  Made after W^(a), where it was when only the sequence
+        # decoder had it, so that a seed still gives that decoder the same initial weights.
+        self.answer_cell = nn.GRUCell(emb_size + H, H)
         self.dropout = nn.Dropout(dropout)
 
     # input and question modules
@@ -386,17 +313,21 @@ class DMN(nn.Module):
                 h = gated_gru_step(self.episode_cell, c_t, h, g_t)
         return h
 
+    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """m^i from m^{i-1} and the episode e^i of pass ``i`` (1-based): the DMN's shared GRU, or
+        DMN+'s ReLU layer of pass ``i`` (untied weights)."""
+        if self.memory_update == "gru":
+            return self.memory_cell(e, m)                               # m^i = GRU(e^i, m^{i-1})
+        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q], dim=-1)))   # ReLU(W^i [m; e; q] + b^i)
+
     def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> dict:
         """T_M passes of the episodic memory; m^0 = q."""
         m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
-        for _ in range(self.passes):
+        for i in range(1, self.passes + 1):
             scores = self.gate_scores(c, m, q)                          # (batch, facts)
             g = self.gates_from_scores(scores, mask)
             e = self.episode(c, g)                                      # (batch, H)
-            if self.memory_update == "gru":
-                m = self.memory_cell(e, m)                              # m^i = GRU(e^i, m^{i-1})
-            else:
-                m = self.memory_cell(torch.cat([m, e, q], dim=-1))
+            m = self.update_memory(i, m, e, q)
             memories.append(m)
             episodes.append(e)
             all_scores.append(scores)
@@ -405,20 +336,28 @@ class DMN(nn.Module):
                 "scores": torch.stack(all_scores, 1), "gates": torch.stack(all_gates, 1)}
 
     # answer module
+    def answer_step(self, y_prev: torch.Tensor, q: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One decoder step: a_t = GRU([L[y_{t-1}]; q], a_{t-1}) and the logits W^(a) a_t.
+
+        y_prev (batch,) word ids, q and a (batch, H) -> (a_t (batch, H), logits (batch, V)).
+        """
+        a = self.answer_cell(torch.cat([self.embedding(y_prev), q], dim=-1), a)
+        return a, self.answer_out(self.dropout(a))                      # y_t = softmax(W^(a) a_t)
+
     def answer_logits(self, m: torch.Tensor, q: torch.Tensor, answer: torch.Tensor | None = None) -> torch.Tensor:
         """Logits of the answer: (batch, V) for one word, (batch, steps, V) for the decoder.
 
-        The decoder is teacher-forced on ``answer`` (batch, steps) when given; otherwise it
-        feeds back its own greedy choices for ``max_answer + 1`` steps.
+        Both start at a_0 = m with y_0 = ``<s>``; ``"word"`` takes one step.  The sequence decoder
+        is teacher-forced on ``answer`` (batch, steps) when given (the gold word is fed back);
+        otherwise it feeds back its own argmax for ``max_answer + 1`` steps.
         """
+        y = torch.full((m.size(0),), self.bos_id, dtype=torch.long, device=m.device)   # y_0: <s>
         if self.answer_mode == "word":
-            return self.answer_out(self.dropout(m))                     # softmax(W^(a) m)
+            return self.answer_step(y, q, m)[1]                         # softmax(W^(a) GRU([y_0; q], m))
         steps = answer.size(1) if answer is not None else self.max_answer + 1
-        y = torch.full((m.size(0),), self.bos_id, dtype=torch.long, device=m.device)
         a, out = m, []                                                  # a_0 = m
         for t in range(steps):
-            a = self.answer_cell(torch.cat([self.embedding(y), q], dim=-1), a)   # a_t = GRU([y_{t-1}, q], a_{t-1})
-            logits = self.answer_out(self.dropout(a))                   # y_t = softmax(W^(a) a_t)
+            a, logits = self.answer_step(y, q, a)
             out.append(logits)
             y = answer[:, t] if answer is not None else logits.argmax(-1)
         return torch.stack(out, 1)
@@ -478,45 +417,9 @@ def dmn_loss(model: nn.Module, batch: DMNBatch, *, gate_supervision: bool = True
 
 
 # -- helpers shared by the notebook and the command line --------------------------------------
-SENTENCE_END = "."
-
-
-def babi_vocab(examples):
-    """A :class:`dca_course.data.Vocab` of the examples' words, plus the end-of-sentence mark ``.``.
-
-    Build it from the training examples only: a test word never seen in training reads as
-    ``<unk>``, as it would for any model that has not seen it.
-    """
-    from ..data.vocab import Vocab
-
-    words = set()
-    for ex in examples:
-        for sent in ex.story:
-            words.update(sent)
-        words.update(ex.question)
-        words.update(ex.answer)
-    words.discard(SENTENCE_END)
-    return Vocab([SENTENCE_END] + sorted(words))
-
-
 def answer_mode_for(examples) -> str:
     """``"sequence"`` when some answer has several words (tasks 8 and 19), else ``"word"``."""
     return "sequence" if any(len(ex.answer) > 1 for ex in examples) else "word"
-
-
-def length_buckets(examples, batch_size: int, *, max_facts: int | None = None, seed: int = 0) -> list[list]:
-    """Batches of examples with stories of similar length (ties shuffled with ``seed``).
-
-    Padding a 5-sentence story to the 50 sentences of another costs ten times the work;
-    bucketing by length keeps batches tight.  The trainer shuffles the order of the buckets
-    every epoch.
-    """
-    import random
-
-    rng = random.Random(seed)
-    keys = [(min(len(ex.story), max_facts or len(ex.story)), rng.random()) for ex in examples]
-    order = sorted(range(len(examples)), key=keys.__getitem__)
-    return [[examples[i] for i in order[k: k + batch_size]] for k in range(0, len(order), batch_size)]
 
 
 @torch.no_grad()
