@@ -99,7 +99,6 @@ def own_atomic_writers(path: Path) -> list[str]:
     return found
 
 
-SWITCH_AT_MERGE = {"train.py", "data/babi.py", "__main__.py"}
 SOURCES = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if p.name != "io.py"
                  or p.parent != PACKAGE)
 
@@ -116,9 +115,6 @@ def test_the_scan_finds_a_copy(tmp_path):
     assert own_atomic_writers(PACKAGE / "io.py") == ["atomic_write", "write_text", "write_json", "write_lines"]
 
 
-@pytest.mark.parametrize("source", [
-    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="train.py/babi.py/__main__ switch over at merge"))
-    if s in SWITCH_AT_MERGE else s
-    for s in SOURCES])
+@pytest.mark.parametrize("source", SOURCES)
 def test_no_second_atomic_writer(source):
     assert own_atomic_writers(PACKAGE / source) == [], f"{source}: write files with dca_course.io instead"

@@ -13,7 +13,8 @@ import torch
 from ..data import babi
 from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
-from ..models.dmn import DMN, answer_mode_for, babi_vocab, dmn_loss, evaluate_dmn, length_buckets, make_dmn_batch
+from ..data.babi import babi_vocab, length_buckets, make_dmn_batch
+from ..models.dmn import DMN, answer_mode_for, dmn_loss, evaluate_dmn
 from ..train import dist_info, save_checkpoint, unwrap
 from .base import Recipe
 from .config import RecipeConfig, knob
@@ -29,7 +30,7 @@ class DMNConfig(RecipeConfig):
                               "question, at most 3", flags=("--passes",), metavar="N")
     input_module: str = knob("gru", "a GRU over the story's words (Kumar et al.) or DMN+'s positional encoding "
                                     "+ bidirectional fusion GRU", flags=("--dmn-input",), choices=("gru", "fusion"))
-    memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W[m; e; q] + b) (DMN+)",
+    memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W^i [m^{i-1}; e^i; q] + b^i), a layer per pass (DMN+)",
                               flags=("--dmn-memory-update",), choices=("gru", "relu"))
     gate_supervision: bool = knob(True, "add the cross-entropy of the gates against the supporting facts")
     gate_weight: float = knob(1.0, "weight of the gate supervision loss")

@@ -12,7 +12,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from .format import _atomic_write_text, read_babi
+from ...errors import InputError
+from ...io import write_text
+from .format import read_babi
 from .story import BabiExample
 
 # --------------------------------------------------------------------------------------------
@@ -77,7 +79,7 @@ BABI_URL = "https://dl.fbaipublicfiles.com/babi/tasks_1-20_v1-2.tar.gz"
 BABI_SHA256: str | None = "0364ebde659f14d11bc21744516c5ec49d3d06cb692733f66680771244998898"
 
 
-class ChecksumError(ValueError):
+class ChecksumError(InputError):
     """A download whose sha256 is not the expected one (it was deleted, not kept)."""
 
 
@@ -188,7 +190,7 @@ def download_babi(cache_dir: str | os.PathLike | None = None, url: str = BABI_UR
                                 "nothing was kept (pass sha256=None to accept a new release)")
         os.replace(tmp, archive)
     if not expected:  # trust on first use: say what was accepted, and remember it
-        _atomic_write_text(record, actual + "\n")
+        write_text(record, actual + "\n")
         print(f"sha256 of {archive.name}: {actual} (recorded in {record})")
 
     staging = Path(tempfile.mkdtemp(dir=root, prefix=".extract-"))

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ...errors import InputError
+from ...io import write_text
 from .story import BabiExample, Question, Statement, Story, stories_to_examples, tokenize
 
 
-class BabiFormatError(ValueError):
+class BabiFormatError(InputError):
     """A line that is not valid bAbI v1.2; the message starts with ``"<file>:<line>: "``."""
 
     def __init__(self, source: str, lineno: int, reason: str):
@@ -297,18 +298,6 @@ def format_babi(items: Story | BabiExample | Iterable[Story | BabiExample]) -> s
     return "".join(line + "\n" for line in lines)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_babi(items: Story | BabiExample | Iterable[Story | BabiExample], path: str | os.PathLike) -> Path:
     """Write stories or examples to ``path`` in the v1.2 format; returns the path.
 
@@ -316,5 +305,5 @@ def write_babi(items: Story | BabiExample | Iterable[Story | BabiExample], path:
     ``read_babi(write_babi(generate_task(1, 100, seed=0), "qa1.txt"))`` always round-trips.
     """
     path = Path(path)
-    _atomic_write_text(path, format_babi(items))
+    write_text(path, format_babi(items))
     return path
