@@ -11,15 +11,7 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def load(name):
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
+from conftest import load_benchmark_module as load  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
 LOG = """\

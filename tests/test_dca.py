@@ -236,8 +236,12 @@ def test_message_function_and_mean_gradcheck():
 
 
 # -- the decoder -------------------------------------------------------------------------------
-def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers():
-    vocab, batch, model = _setup()
+@pytest.mark.parametrize("vocab_mlp", ["linear", "tanh"])
+def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers(vocab_mlp):
+    vocab, batch, _ = _setup()
+    seed_everything(0)
+    model = DCA(len(vocab), 8, 10, context_layers=2, vocab_mlp=vocab_mlp).eval()
+    mlp_hidden = torch.tanh if vocab_mlp == "tanh" else (lambda h: h)     # eqs. (11)-(12)'s "MLP", by hand
     with torch.no_grad():
         out = model(batch)
         W = len(vocab) + batch.n_oov
@@ -246,7 +250,7 @@ def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers():
         # eq. (15) directly: each agent's pointer-generator distribution, weighted by g
         state = model.encode(batch)
         lp, _, info = model.step(torch.full((3,), vocab.bos_id), state)
-        p_voc_fn = model.out(torch.tanh(model.out_hidden(torch.cat([info["s"], (info["agent_attn"].unsqueeze(-1) *
+        p_voc_fn = model.out(mlp_hidden(model.out_hidden(torch.cat([info["s"], (info["agent_attn"].unsqueeze(-1) *
                                                                       _agent_contexts(model, state, info)).sum(1),
                                                           state["context"]], -1)))).softmax(-1)
         expected = torch.zeros(3, W)
@@ -616,16 +620,11 @@ def test_greedy_baseline_is_decoded_in_eval_mode_and_the_mode_is_restored(monkey
         assert model.training is start
 
 
-def test_rl_diagnostics_script_runs_on_a_tiny_model():
+def test_rl_diagnostics_script_runs_on_a_tiny_model(load_benchmark):
     """benchmarks/rl_diagnostics.py's core function, two steps on the hand-made articles."""
-    import importlib.util
-
     from dca_course.recipes import DCARecipe
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "rl_diagnostics.py"
-    spec = importlib.util.spec_from_file_location("rl_diagnostics", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("rl_diagnostics")
     vocab, _, model = _setup(context_layers=1)
     recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, rl_batch_size=3, max_decode=5))
     recipe._vocab = vocab

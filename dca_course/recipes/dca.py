@@ -27,6 +27,8 @@ from .copying import SummarizerConfig, SummarizerRecipe
 class DCAConfig(SummarizerConfig):
     agents: int = knob(3, "number of agents (the paper: 3)", metavar="N")
     context_layers: int = knob(1, "contextual encoder layers", metavar="K")
+    vocab_mlp: str = knob("linear", "the 'MLP' of eqs. (11)-(12): two linear maps (linear, as the pointer-generator) "
+                                    "or with a tanh between them", choices=("linear", "tanh"))
     cohesion: float = knob(0.0, "weight of the semantic cohesion loss (0: off)", metavar="LAMBDA")
     init: str | None = knob(None, "start from the weights (and vocabulary) of a dca run folder, e.g. an MLE run",
                             metavar="DIR")
@@ -137,7 +139,7 @@ class DCARecipe(SummarizerRecipe):
             model.load_state_dict(state["model"])
             return model
         return DCA(len(vocab), self.config.emb_size, self.config.hidden_size,
-                   context_layers=self.config.context_layers)
+                   context_layers=self.config.context_layers, vocab_mlp=self.config.vocab_mlp)
 
     def make_batch(self, examples, vocab):
         return collate_agents(examples, vocab, self.config.agents, self.config.max_src, self.config.max_tgt)
