@@ -34,7 +34,7 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int) -> d
 
     torch.set_num_threads(1)
     from dca_course import seed_everything
-    from dca_course.recipes import DMNRecipe
+    from dca_course.recipes import DMNConfig, DMNRecipe
     from dca_course.registry import load_data
 
     seed_everything(seed)
@@ -44,12 +44,12 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int) -> d
     if scale:   # a longer time budget for tasks with long stories (an epoch costs more there)
         facts = sum(min(len(ex.story), overrides.get("max_facts", 50)) for ex in data.train) / len(data.train)
         overrides["time_limit"] = round(overrides["time_limit"] * min(max(facts / 10, 1.0), scale))
-    recipe = DMNRecipe(DMNRecipe.hparams("full", overrides))
+    recipe = DMNRecipe(DMNConfig.from_profile("full", overrides))
     started = time.perf_counter()
     result = recipe.train(data, torch.device("cpu"), Path(out) / f"task{task:02d}", seed=seed,
                           progress=False, resume=False)
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
-    result["time_limit"] = recipe.hp["time_limit"]
+    result["time_limit"] = recipe.config.time_limit
     return result
 
 

@@ -35,7 +35,7 @@ def _model_and_data(args, device):
         from dca_course.recipes import load_run
 
         recipe, model, vocab, _ = load_run(args.run, device)
-        max_src = recipe.hp.get("max_src")
+        max_src = getattr(recipe.config, "max_src", None)
     else:
         from dca_course.models.copynet import CopyNet
         from dca_course.models.pointer_generator import PointerGenerator

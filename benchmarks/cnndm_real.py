@@ -31,7 +31,7 @@ from common import ROOT, write_json, write_text
 import dca_course
 from dca_course import metrics
 from dca_course.data.cnndm import load_cnndm, truncate
-from dca_course.recipes import PointerGeneratorRecipe
+from dca_course.recipes import PointerGeneratorConfig, PointerGeneratorRecipe
 from dca_course.registry import Dataset
 N_TRAIN, N_TEST = 10_000, 1_490
 
@@ -60,17 +60,17 @@ def main(argv=None) -> dict:
     train = [truncate(ex, 400, 100) for ex in load_cnndm(args.folder, "test", limit=N_TRAIN)]
     test = load_cnndm(args.folder, "test", limit=N_TEST, start=N_TRAIN)   # whole references, as See et al.
     data = Dataset("cnndm-sample", "summaries", train, [], test, meta=dict(min_decode=35, max_decode=120))
-    hp = PointerGeneratorRecipe.hparams(args.profile, {
+    config = PointerGeneratorConfig.from_profile(args.profile, {
         "coverage": True, "epochs": args.epochs, "vocab_size": args.vocab_size, "beam_size": args.beam_size,
         })
     started = time.perf_counter()
-    result = PointerGeneratorRecipe(hp).train(data, device, ROOT / "runs" / "cnndm_real", seed=0, resume=False)
+    result = PointerGeneratorRecipe(config).train(data, device, ROOT / "runs" / "cnndm_real", seed=0, resume=False)
     wall = time.perf_counter() - started
     baseline = lead3(test)
     keys = ("rouge1", "rouge2", "rougeL", "rougeLsum", "repeated_trigrams", "novel_bigrams")
     out = {"device": device.type, "threads": args.threads, "train_lines": "1-10000", "test_lines": "10001-11490",
-           "hparams": {k: hp[k] for k in ("emb_size", "hidden_size", "vocab_size", "epochs", "coverage_epochs",
-                                           "batch_size", "lr", "beam_size")},
+           "hparams": {k: getattr(config, k) for k in ("emb_size", "hidden_size", "vocab_size", "epochs",
+                                                        "coverage_epochs", "batch_size", "lr", "beam_size")},
            "model": {k: round(result[k], 4) for k in keys}, "lead3": {k: round(baseline[k], 4) for k in keys},
            "epochs_run": result["epochs"], "train_seconds": result["train_seconds"], "wall_seconds": round(wall, 1),
            "note": "not comparable with published CNN/DailyMail results: trained on 10,000 test-set articles"}

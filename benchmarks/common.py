@@ -81,15 +81,15 @@ class StepTimer:
 
     def __init__(self, train, profile="fast", overrides=None, coverage=True, device=None):
         import dca_course
-        from dca_course.recipes import PointerGeneratorRecipe
+        from dca_course.recipes import PointerGeneratorConfig, PointerGeneratorRecipe
         from dca_course.registry import Dataset
 
         self.device = device or dca_course.device()
-        self.hp = PointerGeneratorRecipe.hparams(profile, overrides or {})
-        self.recipe = PointerGeneratorRecipe(self.hp)
+        self.config = PointerGeneratorConfig.from_profile(profile, overrides or {})
+        self.recipe = PointerGeneratorRecipe(self.config)
         self.vocab = self.recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
         self.model = self.recipe.build_model(self.vocab).to(self.device).set_coverage(coverage)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.hp["lr"])
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.config.lr)
         self.model.train()
 
     def step(self, batch):
@@ -97,10 +97,10 @@ class StepTimer:
         out = self.model(batch)
         loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
         if self.model.coverage:
-            loss = loss + self.hp["coverage_weight"] * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+            loss = loss + self.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.hp.get("clip", 1.0))
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)
         self.optimizer.step()
 
     def tokens_per_second(self, groups, steps, include_batching=False):

@@ -38,9 +38,9 @@ import dca_course
 from dca_course.nn.attention import reference_code
 
 
-def lstm_floor(hp: dict, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
+def lstm_floor(config, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
     """The encoder's bidirectional LSTM and a decoder LSTM of the model's sizes."""
-    E, H = hp["emb_size"], hp["hidden_size"]
+    E, H = config.emb_size, config.hidden_size
     encoder = torch.nn.LSTM(E, H, batch_first=True, bidirectional=True).to(device)
     decoder = torch.nn.LSTM(E, H, batch_first=True).to(device)
     return encoder, decoder
@@ -70,17 +70,17 @@ def main(argv=None) -> dict:
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
     overrides = {"input_feeding": bool(args.input_feeding)}
     timer = StepTimer(train, args.profile, overrides, coverage=True, device=device)
-    hp = timer.hp
-    groups = length_bucketed_batches(train, hp["batch_size"])[: args.steps + 2]
+    config = timer.config
+    groups = length_bucketed_batches(train, config.batch_size)[: args.steps + 2]
     batches = [timer.recipe.make_batch(g, timer.vocab).to(device) for g in groups]
 
-    encoder, decoder = lstm_floor(hp, device)
-    E = hp["emb_size"]
+    encoder, decoder = lstm_floor(config, device)
+    E = config.emb_size
     # the same shapes as the model's batches: (batch, source length) and (batch, target length)
     shapes = [(b.src.shape[0], b.src.shape[1], b.tgt_out.shape[1]) for b in batches]
 
     # between the two: the same layers with the decoder run one step at a time, as the model must
-    cell = torch.nn.LSTMCell(E, hp["hidden_size"]).to(device)
+    cell = torch.nn.LSTMCell(E, config.hidden_size).to(device)
 
     def layers_step(shape, stepwise=False):
         B, S, T = shape
@@ -88,7 +88,7 @@ def main(argv=None) -> dict:
         x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
         enc_out, _ = encoder(x_src)
         if stepwise:
-            h = c = torch.zeros(B, hp["hidden_size"], device=device)
+            h = c = torch.zeros(B, config.hidden_size, device=device)
             outs = []
             for t in range(T):
                 h, c = cell(x_tgt[:, t], (h, c))
@@ -113,14 +113,14 @@ def main(argv=None) -> dict:
     medians = {k: round(1000 * statistics.median(v), 1) for k, v in timings.items()}
     backend = ("cuDNN " + str(torch.backends.cudnn.version())) if device.type == "cuda" else "CPU kernels"
     result = {"device": device.type, "backend": backend, "threads": args.threads, "profile": args.profile,
-              "batch_size": hp["batch_size"], "emb_size": E, "hidden_size": hp["hidden_size"],
+              "batch_size": config.batch_size, "emb_size": E, "hidden_size": config.hidden_size,
               "vocab_size": len(timer.vocab), "steps": args.steps,
               "model_step_ms": round(1000 * model_step, 1), "lstm_layers_ms": round(1000 * lstm_step, 1),
               "lstm_stepwise_decoder_ms": round(1000 * stepwise, 1),
               "ratio": round(model_step / lstm_step, 2), "rounds": args.rounds,
               "median_ms": medians, "median_ratio": round(medians["model"] / medians["lstm"], 2),
               "fast_path": not args.reference, "input_feeding": bool(args.input_feeding)}
-    print(f"pointer-generator + coverage, {args.profile} sizes, batch {hp['batch_size']}, {device.type} ({backend}):")
+    print(f"pointer-generator + coverage, {args.profile} sizes, batch {config.batch_size}, {device.type} ({backend}):")
     print(f"  full training step:            {1000 * model_step:8.1f} ms")
     print(f"  its LSTM layers alone (fused): {1000 * lstm_step:8.1f} ms")
     print(f"  the same, decoder step by step: {1000 * stepwise:7.1f} ms  ({stepwise / lstm_step:.2f}x the fused layers)")

@@ -77,21 +77,21 @@ def export_text(examples, folder: Path) -> tuple[Path, Path]:
     return src, tgt
 
 
-def onmt_config(folder: Path, src: Path, tgt: Path, hp: dict, size: int, steps: int, report_every: int,
+def onmt_config(folder: Path, src: Path, tgt: Path, config, size: int, steps: int, report_every: int,
                 cuda: bool) -> Path:
     """An OpenNMT-py config as close to our pointer-generator + coverage as its options allow."""
     lines = {
         "save_data": folder / "run", "src_vocab": folder / "run.vocab", "save_model": folder / "model",
         "share_vocab": "true", "overwrite": "true",
-        "src_vocab_size": hp["vocab_size"], "tgt_vocab_size": hp["vocab_size"],
-        "src_seq_length_trunc": hp["max_src"], "tgt_seq_length_trunc": hp["max_tgt"],
+        "src_vocab_size": config.vocab_size, "tgt_vocab_size": config.vocab_size,
+        "src_seq_length_trunc": config.max_src, "tgt_seq_length_trunc": config.max_tgt,
         "encoder_type": "brnn", "decoder_type": "rnn", "rnn_type": "LSTM", "layers": 1,
-        "word_vec_size": hp["emb_size"], "enc_hid_size": size, "dec_hid_size": size,
+        "word_vec_size": config.emb_size, "enc_hid_size": size, "dec_hid_size": size,
         "bridge": "true", "global_attention": "mlp", "input_feed": 1,
         "copy_attn": "true", "reuse_copy_attn": "true", "coverage_attn": "true",
-        "lambda_coverage": hp["coverage_weight"],
-        "batch_type": "sents", "batch_size": hp["batch_size"], "bucket_size": 1024,
-        "optim": "adam", "learning_rate": hp["lr"], "max_grad_norm": hp["clip"], "dropout": 0.0,
+        "lambda_coverage": config.coverage_weight,
+        "batch_type": "sents", "batch_size": config.batch_size, "bucket_size": 1024,
+        "optim": "adam", "learning_rate": config.lr, "max_grad_norm": config.clip, "dropout": 0.0,
         "train_steps": steps, "valid_steps": 10 ** 9, "save_checkpoint_steps": 10 ** 9,
         "report_every": report_every, "num_workers": 0, "seed": 0,
     }
@@ -147,26 +147,26 @@ def main(argv=None) -> dict:
     examples = load_cnndm(work, "train")          # collate cuts them at max_src / max_tgt
     dca_course.seed_everything(0)
     timer = StepTimer(examples, args.profile, {}, coverage=True, device=device)
-    hp = timer.hp
+    pg = timer.config
     src, tgt = export_text(examples, work / "onmt")
 
-    ours = timer.tokens_per_second(length_bucketed_batches(examples, hp["batch_size"]), args.steps,
+    ours = timer.tokens_per_second(length_bucketed_batches(examples, pg.batch_size), args.steps,
                                    include_batching=True)
-    H = hp["hidden_size"]
+    H = pg.hidden_size
     rows = {}
     for size, label in ((2 * H, "same encoder, decoder 2x"), (H, "same decoder, encoder 1/2")):
-        config = onmt_config(work / "onmt", src, tgt, hp, size, args.steps, args.report_every, device.type == "cuda")
+        config = onmt_config(work / "onmt", src, tgt, pg, size, args.steps, args.report_every, device.type == "cuda")
         reports = parse_reports(run_onmt(Path(args.onmt_bin), config, args.threads, work / f"onmt_{size}.log"))
         rows[size] = dict(label=label, tokens_per_s=round(pooled_rate(reports, args.report_every), 1),
                           last_xent=reports[-1]["xent"], reports=len(reports))
     result = {"device": device.type, "threads": args.threads, "profile": args.profile, "steps": args.steps,
-              "batch_size": hp["batch_size"], "emb_size": hp["emb_size"], "hidden_size": H,
-              "vocab_size": hp["vocab_size"], "ours_tokens_per_s": round(ours, 1),
+              "batch_size": pg.batch_size, "emb_size": pg.emb_size, "hidden_size": H,
+              "vocab_size": pg.vocab_size, "ours_tokens_per_s": round(ours, 1),
               "opennmt": {f"enc=dec={k}": v for k, v in rows.items()},
               "ratio_ours_over_opennmt": {f"enc=dec={k}": round(ours / v["tokens_per_s"], 2)
                                           for k, v in rows.items()}}
     print(f"training throughput, pointer-generator + coverage, {args.profile} sizes "
-          f"(emb {hp['emb_size']}, H {H}), batch {hp['batch_size']}, {device.type}, {args.threads} thread(s):")
+          f"(emb {pg.emb_size}, H {H}), batch {pg.batch_size}, {device.type}, {args.threads} thread(s):")
     print(f"  ours (bi-LSTM {H}+{H}, decoder {H}):        {ours:9.1f} target tokens/s")
     for size, row in rows.items():
         print(f"  OpenNMT-py enc=dec={size:<4d} ({row['label']}): {row['tokens_per_s']:9.1f} target tokens/s"

@@ -258,12 +258,12 @@ def train_small_mle(out_dir: Path, n_train: int = 500, seed: int = 0, agents: in
     """An MLE DCA of notebook 07's sizes (:data:`SMALL`) on ``synthnews-long:n_train``, saved in
     ``out_dir`` like a ``train`` run; scored on 20 validation articles (not the test ones)."""
 
-    from dca_course.recipes import DCARecipe, save_metrics
+    from dca_course.recipes import DCAConfig, DCARecipe, save_metrics
     from dca_course.registry import load_data
 
     data = load_data(f"synthnews-long:{n_train}", "fast", seed)
     data = replace(data, test=data.valid[:20])
-    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], agents=agents, **SMALL))
+    recipe = DCARecipe(DCAConfig.from_profile("fast", dict(agents=agents, **SMALL)))
     seed_everything(seed)
     result = recipe.train(data, torch.device("cpu"), out_dir, seed=seed, progress=False)
     save_metrics(out_dir, result)

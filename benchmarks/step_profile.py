@@ -49,7 +49,7 @@ def loss_of(timer: StepTimer, batch) -> torch.Tensor:
     """The training loss of one batch: NLL + coverage loss (the forward pass)."""
     out = timer.model(batch)
     loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
-    return loss + timer.hp["coverage_weight"] * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+    return loss + timer.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
 
 
 def cpu_seconds_per_step(timer: StepTimer, batches, reference: bool) -> float:
@@ -110,7 +110,7 @@ def recipe_speedups(steps: int, rounds: int) -> list[dict]:
     rows = []
     for label, recipe_cls, overrides, train in cases:
         dca_course.seed_everything(0)
-        recipe = recipe_cls(recipe_cls.hparams("fast", overrides))
+        recipe = recipe_cls(recipe_cls.config_class.from_profile("fast", overrides))
         vocab = recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
         recipe._vocab = vocab
         model = recipe.build_model(vocab)
@@ -118,7 +118,7 @@ def recipe_speedups(steps: int, rounds: int) -> list[dict]:
             model.set_coverage(True)
         model.train()
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-        groups = length_bucketed_batches(train, recipe.hp["batch_size"])[: steps + 1]
+        groups = length_bucketed_batches(train, recipe.config.batch_size)[: steps + 1]
         batches = [recipe.make_batch(g, vocab) for g in groups]
 
         def step(batch):
@@ -244,7 +244,7 @@ def main(argv=None) -> dict:
 
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
     timer = StepTimer(train, args.profile, {}, coverage=True, device=torch.device("cpu"))
-    groups = length_bucketed_batches(train, timer.hp["batch_size"])[: args.steps + 2]
+    groups = length_bucketed_batches(train, timer.config.batch_size)[: args.steps + 2]
     batches = [timer.recipe.make_batch(g, timer.vocab) for g in groups]
     warm, timed = batches[:2], batches[2:]
     for reference in (True, False):
@@ -258,7 +258,7 @@ def main(argv=None) -> dict:
     result = {
         "profile": args.profile, "steps": args.steps, "rounds": args.rounds,
         "machine": f"{cpu_name()}, torch {torch.__version__}",
-        "batch_size": timer.hp["batch_size"],
+        "batch_size": timer.config.batch_size,
         "src_len": round(statistics.mean(b.src.shape[1] for b in timed)),
         "tgt_len": round(statistics.mean(b.tgt_out.shape[1] for b in timed)),
         "reference_ms": ref, "fast_ms": fast, "speedup": ref / fast,
@@ -267,9 +267,9 @@ def main(argv=None) -> dict:
     if args.models:
         result["models"] = recipe_speedups(args.steps, args.rounds)
     if args.compile:
-        hp = timer.hp
-        result["compile"] = compile_trial(hp["batch_size"], result["src_len"], hp["attn_size"] or 2 * hp["hidden_size"],
-                                          2 * hp["hidden_size"])
+        config = timer.config
+        result["compile"] = compile_trial(config.batch_size, result["src_len"],
+                                          config.attn_size or 2 * config.hidden_size, 2 * config.hidden_size)
     print(markdown(result))
     summary = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items() if k != "profiles"}
     print(json.dumps(summary, sort_keys=True, default=str))

@@ -41,11 +41,11 @@ def main(argv=None) -> dict:
 
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=args.seed)
     timer = StepTimer(train, args.profile, {"batch_size": args.batch_size}, not args.no_coverage, device)
-    B, hp = timer.hp["batch_size"], timer.hp
+    B, config = timer.config.batch_size, timer.config
     plain = timer.tokens_per_second(random_batches(train, B, args.seed), args.steps)
     bucket = timer.tokens_per_second(length_bucketed_batches(train, B, args.seed), args.steps)
     result = {"device": device.type, "profile": args.profile, "batch_size": B, "coverage": timer.model.coverage,
-              "hidden_size": hp["hidden_size"], "vocab": len(timer.vocab), "steps": args.steps,
+              "hidden_size": config.hidden_size, "vocab": len(timer.vocab), "steps": args.steps,
               "tokens_per_s_random_batches": round(plain, 1), "tokens_per_s_length_buckets": round(bucket, 1),
               "bucket_speedup": round(bucket / plain, 2)}
     print(f"pointer-generator{' + coverage' if timer.model.coverage else ''}, {args.profile} profile, "

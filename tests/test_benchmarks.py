@@ -36,18 +36,18 @@ def test_opennmt_reports_are_parsed_and_pooled_without_the_warm_up():
 
 def test_opennmt_config_mirrors_the_pointer_generator_with_coverage(tmp_path):
     bench = load("opennmt_throughput")
-    from dca_course.recipes import PointerGeneratorRecipe
+    from dca_course.recipes import PointerGeneratorConfig
 
-    hp = PointerGeneratorRecipe.hparams("fast", {})
-    path = bench.onmt_config(tmp_path, tmp_path / "s.txt", tmp_path / "t.txt", hp, 128, 60, 10, cuda=False)
+    pg = PointerGeneratorConfig.from_profile("fast")
+    path = bench.onmt_config(tmp_path, tmp_path / "s.txt", tmp_path / "t.txt", pg, 128, 60, 10, cuda=False)
     cfg = dict(line.split(": ", 1) for line in path.read_text().splitlines() if ": " in line)
     assert cfg["copy_attn"] == cfg["coverage_attn"] == cfg["bridge"] == "true"
     assert cfg["enc_hid_size"] == cfg["dec_hid_size"] == "128" and cfg["encoder_type"] == "brnn"
-    assert cfg["word_vec_size"] == str(hp["emb_size"]) and cfg["batch_size"] == str(hp["batch_size"])
+    assert cfg["word_vec_size"] == str(pg.emb_size) and cfg["batch_size"] == str(pg.batch_size)
     assert cfg["src_seq_length_trunc"] == "400" and cfg["tgt_seq_length_trunc"] == "100"
-    assert cfg["learning_rate"] == str(hp["lr"]) and cfg["max_grad_norm"] == str(hp["clip"])
+    assert cfg["learning_rate"] == str(pg.lr) and cfg["max_grad_norm"] == str(pg.clip)
     assert "gpu_ranks" not in cfg
-    gpu = bench.onmt_config(tmp_path, tmp_path / "s.txt", tmp_path / "t.txt", hp, 64, 60, 10, cuda=True)
+    gpu = bench.onmt_config(tmp_path, tmp_path / "s.txt", tmp_path / "t.txt", pg, 64, 60, 10, cuda=True)
     assert "gpu_ranks: [0]" in gpu.read_text()
 
 

@@ -458,9 +458,9 @@ def test_copying_recipe_trains_evaluates_and_restores(tmp_path, model, extra):
     exs = _tiny_summaries()
     data = Dataset("tiny", "summaries", exs[:16], exs[16:20], exs[20:], meta={"max_decode": 12})
     recipe_cls = get_model(model)
-    hp = recipe_cls.hparams("fast", dict(emb_size=8, hidden_size=12, epochs=1, batch_size=8, vocab_size=12,
-                                         beam_size=2, **extra))
-    result = recipe_cls(hp).train(data, torch.device("cpu"), tmp_path, progress=False)
+    config = recipe_cls.config_class.from_profile("fast", dict(emb_size=8, hidden_size=12, epochs=1, batch_size=8,
+                                                               vocab_size=12, beam_size=2, **extra))
+    result = recipe_cls(config).train(data, torch.device("cpu"), tmp_path, progress=False)
     for key in ("rouge1", "rouge2", "rougeLsum", "repeated_trigrams", "novel_bigrams", "fact_recall",
                 "hallucinated_entities", "oov_entity_recall"):
         assert key in result, key

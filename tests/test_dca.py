@@ -1,5 +1,6 @@
 """Deep Communicating Agents: splitting, the multi-agent encoder and decoder, cohesion and self-critical RL."""
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -400,21 +401,23 @@ def test_command_line_options_and_rl_hparams():
 
 
 def test_mle_then_rl_from_init(tmp_path: Path):
-    from dca_course.recipes import DCARecipe, Dataset, SpecError
+    from dca_course.recipes import DCAConfig, DCARecipe, Dataset, SpecError
 
     exs = _examples()
     data = Dataset("hand", "summaries", exs * 2, exs, exs, meta={"max_decode": 8})
-    small = dict(DCARecipe.profiles["fast"], emb_size=8, hidden_size=8, epochs=1, batch_size=3, beam_size=2,
-                 vocab_size=None)
-    mle = DCARecipe(dict(small, cohesion=0.5)).train(data, torch.device("cpu"), tmp_path / "mle", progress=False)
+    # replace, not from_profile: from_profile ignores vocab_size=None, and with rl=True would put
+    # rl_epochs/rl_lr/rl_batch_size in place of the small epochs/batch size and the fast lr used here
+    small = replace(DCAConfig.from_profile("fast"), emb_size=8, hidden_size=8, epochs=1, batch_size=3, beam_size=2,
+                    vocab_size=None)
+    mle = DCARecipe(replace(small, cohesion=0.5)).train(data, torch.device("cpu"), tmp_path / "mle", progress=False)
     for key in ("rouge1", "rouge2", "rougeLsum", "repeated_trigrams", "novel_bigrams", "final_loss"):
         assert key in mle
-    rl_hp = dict(small, rl=True, init=str(tmp_path / "mle"), intermediate_rewards=True, gamma=0.5)
-    recipe = DCARecipe(rl_hp)
+    rl_config = replace(small, rl=True, init=str(tmp_path / "mle"), intermediate_rewards=True, gamma=0.5)
+    recipe = DCARecipe(rl_config)
     with pytest.raises(SpecError):
         recipe.train(data, torch.device("cpu"), tmp_path / "mle", progress=False)
     logs = []
-    rl = DCARecipe(rl_hp).train(data, torch.device("cpu"), tmp_path / "rl", progress=False, log=logs.append)
+    rl = DCARecipe(rl_config).train(data, torch.device("cpu"), tmp_path / "rl", progress=False, log=logs.append)
     assert "rouge1" in rl and any("reward_sample" in line for line in logs)
     # the RL run started from the MLE weights
     from dca_course.train import load_checkpoint
@@ -423,19 +426,19 @@ def test_mle_then_rl_from_init(tmp_path: Path):
     last = after["history"][-1]                      # the mixed loss: gamma L_RL + (1 - gamma) L_MLE
     assert last["loss"] == pytest.approx(0.5 * last["rl_loss"] + 0.5 * last["nll"], rel=1e-5, abs=1e-6)
     with pytest.raises(SpecError):
-        DCARecipe(dict(rl_hp, agents=2)).train(data, torch.device("cpu"), tmp_path / "rl2", progress=False)
+        DCARecipe(replace(rl_config, agents=2)).train(data, torch.device("cpu"), tmp_path / "rl2", progress=False)
 
 
 def test_rl_profile_uses_its_own_batch_size_and_k_samples_share_one_greedy_baseline():
-    from dca_course.recipes import DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe
 
-    hp = DCARecipe.hparams("fast", {"rl": True})
-    assert (hp["batch_size"], hp["lr"], hp["epochs"]) == (hp["rl_batch_size"], hp["rl_lr"], hp["rl_epochs"])
-    assert DCARecipe.hparams("fast", {"rl": True, "batch_size": 5})["batch_size"] == 5
+    c = DCAConfig.from_profile("fast", {"rl": True})
+    assert (c.batch_size, c.lr, c.epochs) == (c.rl_batch_size, c.rl_lr, c.rl_epochs)
+    assert DCAConfig.from_profile("fast", {"rl": True, "batch_size": 5}).batch_size == 5
     vocab, batch, model = _setup(context_layers=1)
     stats = {}
     for k in (1, 3):
-        recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl_samples=k, max_decode=6, baseline="greedy"))
+        recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl_samples=k, max_decode=6, baseline="greedy")))
         recipe._vocab = vocab
         seed_everything(0)
         loss, stats[k] = recipe.rl_loss(model, batch)
@@ -484,13 +487,13 @@ def test_mixed_loss_terms_keep_their_balance_when_summaries_get_longer(reduction
     """Doubling every summary's length (the same words repeated) must not change the ratio of
     L_RL to L_MLE: the weighting of the two terms is gamma : 1 - gamma whatever the length.
     Before the fix L_RL summed over the words and L_MLE averaged them: the ratio doubled."""
-    from dca_course.recipes import DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe
 
-    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, loss_reduction=reduction))
+    recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, loss_reduction=reduction)))
     assert DCARecipe.profiles["fast"]["loss_reduction"] == "token"
     short, long = _mixed_terms(recipe, 5), _mixed_terms(recipe, 10)
     assert short[0] / short[1] == pytest.approx(long[0] / long[1])
-    legacy = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, loss_reduction="legacy"))
+    legacy = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, loss_reduction="legacy")))
     short, long = _mixed_terms(legacy, 5), _mixed_terms(legacy, 10)
     assert long[0] / long[1] == pytest.approx(short[0] / short[1] * 21 / 11)   # what the old code did
 
@@ -498,7 +501,7 @@ def test_mixed_loss_terms_keep_their_balance_when_summaries_get_longer(reduction
 def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
     """The recipe's mixed loss on a real batch: with the per-token reduction L_RL is the mean of
     -A log p over the sampled words (not their sum per summary)."""
-    from dca_course.recipes import DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe
 
     vocab, batch, model = _setup(context_layers=1)
     seen = {}
@@ -511,8 +514,9 @@ def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
 
     monkeypatch.setattr(DCARecipe, "rl_advantages", spy)
     for reduction in ("token", "sequence", "legacy"):
-        recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, max_decode=6, gamma=0.5,
-                                loss_reduction=reduction, baseline=("greedy", "loo")[reduction == "token"]))
+        recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=2, max_decode=6, gamma=0.5,
+                                                            loss_reduction=reduction,
+                                                            baseline=("greedy", "loo")[reduction == "token"])))
         recipe._vocab = vocab
         seed_everything(0)
         loss, stats = recipe.loss_fn(model, batch)
@@ -529,7 +533,7 @@ def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
 
 def test_gamma_zero_is_the_mle_control_and_samples_nothing(monkeypatch):
     """--rl --gamma 0: the same steps with L_MLE alone (RL's control); nothing is sampled."""
-    from dca_course.recipes import DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe
 
     vocab, batch, model = _setup(context_layers=1)
 
@@ -537,15 +541,15 @@ def test_gamma_zero_is_the_mle_control_and_samples_nothing(monkeypatch):
         raise AssertionError("the control must not sample")
 
     monkeypatch.setattr(DCARecipe, "rl_loss", no_sampling)
-    control = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, gamma=0.0))
-    mle = DCARecipe(dict(DCARecipe.profiles["fast"], rl=False))
+    control = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, gamma=0.0)))
+    mle = DCARecipe(DCAConfig.from_profile("fast", dict(rl=False)))
     for recipe in (control, mle):
         recipe._vocab = vocab
     loss, stats = control.loss_fn(model, batch)
     expected, _ = mle.loss_fn(model, batch)
     assert torch.equal(loss, expected) and "rl_loss" not in stats
     with pytest.raises(AssertionError, match="must not sample"):     # any other gamma does sample
-        DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, gamma=0.5)).loss_fn(model, batch)
+        DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, gamma=0.5))).loss_fn(model, batch)
 
 
 def test_leave_one_out_baseline_on_hand_numbers():
@@ -571,15 +575,15 @@ def test_leave_one_out_baseline_on_hand_numbers():
 @pytest.mark.parametrize("intermediate", [False, True])
 def test_recipe_leave_one_out_baseline_needs_no_greedy_summary(intermediate):
     from dca_course.losses import leave_one_out_baseline
-    from dca_course.recipes import DCARecipe, SpecError
+    from dca_course.recipes import DCAConfig, DCARecipe, SpecError
 
     with pytest.raises(SpecError, match="rl-samples"):
-        DCARecipe.hparams("fast", {"rl": True, "rl_samples": 1})             # loo is the default
-    assert DCARecipe.hparams("fast", {"rl": True, "rl_samples": 1, "baseline": "greedy"})["baseline"] == "greedy"
+        DCAConfig.from_profile("fast", {"rl": True, "rl_samples": 1})             # loo is the default
+    assert DCAConfig.from_profile("fast", {"rl": True, "rl_samples": 1, "baseline": "greedy"}).baseline == "greedy"
     assert (DCARecipe.profiles["fast"]["baseline"], DCARecipe.profiles["fast"]["gamma"]) == ("loo", 0.9984)
     vocab, batch, model = _setup(context_layers=1)
-    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=3, max_decode=6, baseline="loo",
-                            intermediate_rewards=intermediate))
+    recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=3, max_decode=6, baseline="loo",
+                                                        intermediate_rewards=intermediate)))
     recipe._vocab = vocab
     seed_everything(0)
     draw = recipe.rl_draw(model, batch, greedy_baseline=False)
@@ -596,10 +600,10 @@ def test_recipe_leave_one_out_baseline_needs_no_greedy_summary(intermediate):
 def test_greedy_baseline_is_decoded_in_eval_mode_and_the_mode_is_restored(monkeypatch):
     """The greedy summary is the model's test-time output: dropout off.  The samples are drawn
     from the policy being trained (train mode), and the model is left in the mode it was in."""
-    from dca_course.recipes import DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe
 
     vocab, batch, model = _setup(context_layers=1)
-    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, max_decode=4, baseline="greedy"))
+    recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=2, max_decode=4, baseline="greedy")))
     recipe._vocab = vocab
     modes = []
     real_step = model.step
@@ -622,11 +626,11 @@ def test_greedy_baseline_is_decoded_in_eval_mode_and_the_mode_is_restored(monkey
 
 def test_rl_diagnostics_script_runs_on_a_tiny_model(load_benchmark):
     """benchmarks/rl_diagnostics.py's core function, two steps on the hand-made articles."""
-    from dca_course.recipes import DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe
 
     bench = load_benchmark("rl_diagnostics")
     vocab, _, model = _setup(context_layers=1)
-    recipe = DCARecipe(dict(DCARecipe.profiles["fast"], rl=True, rl_samples=2, rl_batch_size=3, max_decode=5))
+    recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=2, rl_batch_size=3, max_decode=5)))
     recipe._vocab = vocab
     before = [p.detach().clone() for p in model.parameters()]
     res = bench.diagnose(recipe, model, _examples(), steps=2, gamma=0.9984, reduction="token", baseline="loo",

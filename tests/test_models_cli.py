@@ -163,6 +163,7 @@ def test_models_table_names_match_the_recipes():
 
 def test_recipes_read_no_knob_outside_their_configuration():
     """No untyped dict of knobs is left: every knob is a field of a configuration dataclass."""
+    import ast
     import re
     from pathlib import Path
 
@@ -171,6 +172,13 @@ def test_recipes_read_no_knob_outside_their_configuration():
     for path in Path(recipes.__file__).parent.glob("*.py"):
         text = path.read_text()
         assert not re.search(r"\bhp\.get\(|\bhp\[|self\.hp\b|_option_string_actions", text), path.name
+    # nor the untyped shims of the old API, Recipe.hparams(profile, overrides) -> dict and the
+    # property Recipe.hp -> dict: build with XConfig.from_profile(...) and read the fields
+    tree = ast.parse((Path(recipes.__file__).parent / "base.py").read_text())
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defined |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    assert not {"hparams", "hp"} & defined, "dca_course/recipes/base.py defines hparams or hp again"
+    assert not hasattr(recipes.Recipe, "hparams") and not hasattr(recipes.Recipe, "hp")
 
 
 def test_load_data_needs_nothing_else_imported():

@@ -41,16 +41,6 @@ class Recipe:
             config = self.config_class.from_dict(config)
         self.config = config
 
-    @classmethod
-    def hparams(cls, profile: str, overrides: dict) -> dict:
-        """The knobs of ``profile`` with ``overrides``, as a plain dict (``Recipe(dict)`` takes it)."""
-        return cls.config_class.from_profile(profile, overrides).to_dict()
-
-    @property
-    def hp(self) -> dict:
-        """A read-only copy of the configuration as a dict (the notebooks print and index it)."""
-        return self.config.to_dict()
-
     def check_data(self, data: Dataset) -> None:
         if data.kind not in self.data_kinds:
             raise SpecError(f"model {self.name!r} does not train on {data.spec!r} ({data.kind}); "
