@@ -231,7 +231,7 @@ def main(argv=None) -> int:
 
 def _one_line(exc: BaseException) -> str:
     """The error's message on one line (an OSError names its file as ``FILE: reason``)."""
-    if isinstance(exc, OSError) and exc.filename and not isinstance(exc, InputError):
+    if isinstance(exc, OSError) and exc.filename:
         text = f"{exc.filename}: {exc.strerror or exc}"
     else:
         text = str(exc)

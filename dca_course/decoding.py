@@ -112,7 +112,7 @@ def mask_impossible(log_probs: torch.Tensor, state: dict) -> torch.Tensor:
     count are impossible.  A state without ``oov_mask`` (a model that cannot copy) is left as is.
     """
     oov_mask = state.get("oov_mask") if isinstance(state, dict) else None
-    if oov_mask is None or oov_mask.numel() == 0 or bool(oov_mask.all()):
+    if oov_mask is None or oov_mask.numel() == 0:      # shapes only: no device sync in a decode step
         return log_probs
     n_oov = oov_mask.size(-1)
     width = log_probs.size(-1)

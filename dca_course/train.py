@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from .data.batching import batch_indices, iterate_batches
 from .errors import InputError
-from .io import atomic_write, write_json, write_text  # noqa: F401  (write_json/write_text: train's old names)
+from .io import atomic_write
 
 
 class CheckpointError(InputError):

@@ -10,8 +10,8 @@ from dca_course.data.batching import collate
 from dca_course.data.toy import load_toy
 from dca_course.losses import sequence_nll
 from dca_course.models import Seq2Seq
-from dca_course.train import (CheckpointError, TrainConfig, atomic_write, fit, load_checkpoint,
-                              save_checkpoint)
+from dca_course.io import atomic_write
+from dca_course.train import CheckpointError, TrainConfig, fit, load_checkpoint, save_checkpoint
 
 
 def _setup(n=64):

@@ -16,8 +16,9 @@ import torch
 from .. import metrics
 from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
+from ..io import write_json
 from ..losses import sequence_nll
-from ..train import TrainConfig, dist_info, fit, load_checkpoint, unwrap, write_json
+from ..train import TrainConfig, dist_info, fit, load_checkpoint, unwrap
 from .config import RecipeConfig
 
 
