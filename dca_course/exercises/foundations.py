@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .nn.gru import GRUCell
+from ..nn.gru import GRUCell
 
 __all__ = ["check_gru_cell"]
 
@@ -307,7 +307,7 @@ def check_dmn_features(features, *, hidden_size: int = 5, batch: int = 3, facts:
     (batch, facts, 7H + 2).  Prints PASS or FAIL, naming the first of the nine parts that
     differs, and returns ``True`` or ``False``.
     """
-    from .models.dmn import dmn_features
+    from ..models.dmn import dmn_features
 
     name = getattr(features, "__name__", type(features).__name__)
     what = f"check_dmn_features({name})"

@@ -1,0 +1,18 @@
+"""Self-checks for the notebooks' exercises, and their solutions on request.
+
+Each ``check_*`` function takes what a learner wrote (a class or a function), runs it next to
+the library's own version on random inputs, prints one PASS or FAIL line (naming the likely
+mistake when it can guess one) and returns ``True`` or ``False``.  The checks draw their random
+numbers from a private generator, so calling one leaves the notebook's random state alone.
+
+The solutions live in ``solutions/NN_*.py`` at the top of the repository, away from the
+notebooks, so that a learner opens them on purpose: ``solution("05.1")`` prints one.
+``show_source(obj)`` prints the library code a notebook uses without building it.
+"""
+from __future__ import annotations
+
+from .foundations import check_attention, check_dmn_features, check_gru_cell
+from .solutions import load_solution, show_source, solution, solution_keys
+
+__all__ = ["check_gru_cell", "check_attention", "check_dmn_features", "solution", "solution_keys",
+           "load_solution", "show_source"]
