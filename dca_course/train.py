@@ -113,11 +113,22 @@ class TrainConfig:
     eval_every: int = 1        # epochs between calls of the evaluation hook (0: only at the end)
     progress: bool = True
     time_limit: float | None = None   # seconds; stop after the epoch that crosses it
+    # Early stopping: ``monitor`` names a metric of the evaluation hook (higher is better; the
+    # hook should score held-out training examples, never the test).  The weights of the last
+    # epoch that matched or beat the best so far are kept, and training stops after ``patience``
+    # evaluations without a better one (0: never stops early).
+    monitor: str | None = None
+    patience: int = 0
+    # With ``monitor``: multiply the learning rate by ``lr_decay`` after every ``lr_patience``
+    # evaluations without a better one (0: a constant learning rate).
+    lr_decay: float = 0.5
+    lr_patience: int = 0
 
 
 @dataclass
 class History:
     epochs: list = field(default_factory=list)   # one dict per epoch: loss, stats, metrics
+    best: dict = field(default_factory=dict)     # early stopping: the epoch kept and its metric
 
     def last(self, key, default=None):
         for row in reversed(self.epochs):
@@ -185,6 +196,7 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
         ids = [device.index] if device.type == "cuda" else None
         net = nn.parallel.DistributedDataParallel(model, device_ids=ids)
     started = time.perf_counter()
+    best = _Best.restore(config.monitor, ckpt, resume, device) if config.monitor else None
     for epoch in range(start_epoch, config.epochs):
         net.train()
         batches = epoch_batches(epoch, config, make_batch, train_data=train_data, groups=groups,
@@ -217,13 +229,57 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
             net.eval()
             with torch.no_grad():
                 row.update(evaluate(model))
+        patience_out = best is not None and best.update(row, model, config.patience)
+        if best is not None and config.lr_patience and best.waited and best.waited % config.lr_patience == 0:
+            for group in optimizer.param_groups:
+                group["lr"] *= config.lr_decay
+            row["lr"] = optimizer.param_groups[0]["lr"]
         history.epochs.append(row)
         if info.is_main and ckpt is not None:
             save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                                    "epoch": epoch, "history": history.epochs,
-                                   "config": asdict(config), **(extra_state or {})})
+                                   "config": asdict(config), **(best.state() if best else {}),
+                                   **(extra_state or {})})
         if info.is_main and log:
             log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-        if out_of_time:
+        if out_of_time or patience_out:
             break
+    if best is not None and best.weights is not None:
+        model.load_state_dict(best.weights)      # the best epoch's weights are the ones returned
+        history.best = {"epoch": best.epoch, config.monitor: best.value}
+        if info.is_main and ckpt is not None:    # and the ones `evaluate DIR` reads
+            state = load_checkpoint(ckpt, map_location=device)
+            save_checkpoint(ckpt, dict(state, model=model.state_dict()))
     return history
+
+
+class _Best:
+    """The best value of the early-stopping metric so far, its epoch and a copy of its weights."""
+
+    def __init__(self, monitor: str, saved: dict | None = None):
+        saved = saved or {}
+        self.monitor = monitor
+        self.value, self.epoch = saved.get("value"), saved.get("epoch", 0)
+        self.weights, self.waited = saved.get("weights"), saved.get("waited", 0)
+
+    @classmethod
+    def restore(cls, monitor: str, ckpt, resume: bool, device) -> "_Best":
+        """A fresh record, or the one a resumed run's checkpoint holds."""
+        saved = None
+        if ckpt is not None and resume and ckpt.exists():
+            saved = load_checkpoint(ckpt, map_location=device).get("best")
+        return cls(monitor, saved)
+
+    def update(self, row: dict, model: nn.Module, patience: int) -> bool:
+        """Record an epoch's metrics; True when ``patience`` evaluations passed without a better one."""
+        if self.monitor not in row:
+            return False
+        if self.value is None or row[self.monitor] >= self.value:   # ties: the later, longer-trained epoch
+            self.value, self.epoch, self.waited = row[self.monitor], row["epoch"], 0
+            self.weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            return False
+        self.waited += 1
+        return bool(patience) and self.waited >= patience
+
+    def state(self) -> dict:
+        return {"best": {"value": self.value, "epoch": self.epoch, "weights": self.weights, "waited": self.waited}}

@@ -293,3 +293,20 @@ def test_dmn_plus_memory_update_is_untied_per_pass():
     m1, e2, q = after["memories"][:, 1], after["episodes"][:, 1], after["question"]
     by_hand = torch.relu(torch.cat([m1, e2, q], -1) @ layers[1].weight.T + layers[1].bias)
     assert torch.allclose(after["memories"][:, 2], by_hand, atol=1e-6)
+
+
+def test_the_last_pass_is_taught_every_supporting_fact_left_over():
+    # one pass, two supporting facts: the pass shares its target between facts 0 and 1
+    scores = torch.tensor([[[0.0, math.log(3.0), 0.0]]])
+    mask = torch.tensor([[True, True, True]])
+    sup = torch.tensor([[0, 1]])
+    p = torch.softmax(scores[0, 0], -1)
+    want = -(0.5 * p[0].log() + 0.5 * p[1].log())
+    assert math.isclose(gate_supervision_loss(scores, mask, sup, "dmn+").item(), want.item(), rel_tol=1e-6)
+    # sigmoid gates: both facts are targets of 1, the third of 0
+    want = (math.log(2) + math.log(4 / 3) + math.log(2))
+    assert math.isclose(gate_supervision_loss(scores, mask, sup, "dmn").item(), want, rel_tol=1e-6)
+    # two passes, three facts: pass 1 takes fact 2 alone, pass 2 facts 0 and 1; -1 is skipped
+    from dca_course.models.dmn import gate_targets
+    t = gate_targets(torch.tensor([[2, 0, 1], [1, -1, -1]]), passes=2, n_facts=3)
+    assert t.tolist() == [[[0, 0, 1], [1, 1, 0]], [[0, 1, 0], [0, 0, 0]]]

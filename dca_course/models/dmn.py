@@ -55,7 +55,9 @@ first step of the sequence decoder.
 
 **Gate supervision.**  bAbI marks the supporting facts of each question, and the paper adds the
 cross-entropy of the gates against them to the answer loss: pass ``i`` is taught to pick the
-``i``-th supporting fact (passes beyond the last supporting fact are not supervised).  For the
+``i``-th supporting fact (passes beyond the last supporting fact are not supervised).  A question
+with more supporting facts than passes (counting and lists, tasks 7 and 8, have up to 8) teaches
+its last pass every fact left over, so that its episode reads them all.  For the
 sigmoid gates that is a binary cross-entropy per fact (1 on the supporting fact, 0 on the
 others); for the softmax attention of DMN+ it is ``-log a_{supporting}``.  See
 :func:`gate_supervision_loss`.
@@ -167,29 +169,43 @@ def gated_gru_step(cell: nn.Module, c_t: torch.Tensor, h: torch.Tensor, g_t: tor
     return g_t * cell(c_t, h) + (1 - g_t) * h
 
 
+def gate_targets(supporting: torch.Tensor, passes: int, n_facts: int) -> torch.Tensor:
+    """(batch, passes, facts) multi-hot targets of the gates: pass ``i`` the ``i``-th supporting
+    fact, and the last pass every supporting fact left over when a question has more of them
+    than there are passes (counting and lists need up to 8).  A row of zeros: not supervised.
+
+    supporting (batch, n_sup) fact indices, -1 for none.
+    """
+    target = torch.zeros(supporting.size(0), passes, n_facts, device=supporting.device)
+    for i in range(passes):
+        cols = supporting[:, i:] if i == passes - 1 else supporting[:, i:i + 1]
+        if cols.size(1):
+            target[:, i].scatter_add_(1, cols.clamp_min(0), (cols >= 0).to(target.dtype))
+    return target.clamp_max(1.0)
+
+
 def gate_supervision_loss(scores: torch.Tensor, fact_mask: torch.Tensor, supporting: torch.Tensor,
                           variant: str = "dmn") -> torch.Tensor:
     """Cross-entropy of the gates against the supporting facts, mean over supervised passes.
 
     scores (batch, passes, facts): the gate logits before the sigmoid / softmax; fact_mask
-    (batch, facts); supporting (batch, n_sup): the fact pass ``i`` should pick, -1 for none.
-    ``"dmn"``: binary cross-entropy of each real fact's sigmoid gate against 1 (the supporting
-    fact) or 0 (any other), summed over the facts; ``"dmn+"``: ``-log softmax(scores)[supporting]``.
+    (batch, facts); supporting (batch, n_sup): the fact pass ``i`` should pick, -1 for none (the
+    targets: :func:`gate_targets`).  ``"dmn"``: binary cross-entropy of each real fact's sigmoid
+    gate against 1 (a supporting fact of the pass) or 0 (any other), summed over the facts;
+    ``"dmn+"``: the cross-entropy of the softmax against the pass's targets, shared equally
+    (``-log a_{supporting}`` for one).
     """
-    passes = scores.size(1)
-    target = supporting[:, :passes]
-    if target.size(1) < passes:
-        target = F.pad(target, (0, passes - target.size(1)), value=-1)
-    supervised = target >= 0                                        # (batch, passes)
+    target = gate_targets(supporting, scores.size(1), scores.size(2)).to(scores.dtype)
+    supervised = target.sum(-1) > 0                                 # (batch, passes)
     if not supervised.any():
         return scores.sum() * 0.0
     mask = fact_mask.unsqueeze(1).expand_as(scores)                 # (batch, passes, facts)
     if variant == "dmn+":
         logp = torch.log_softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), dim=-1)
-        nll = -logp.gather(-1, target.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+        share = target / target.sum(-1, keepdim=True).clamp_min(1.0)
+        nll = -(share * logp).sum(-1)
     else:
-        onehot = F.one_hot(target.clamp_min(0), scores.size(-1)).to(scores.dtype)
-        bce = F.binary_cross_entropy_with_logits(scores, onehot, reduction="none")
+        bce = F.binary_cross_entropy_with_logits(scores, target, reduction="none")
         nll = (bce * mask.to(scores.dtype)).sum(-1)
     return nll[supervised].mean()
 
@@ -212,6 +228,7 @@ class DMN(nn.Module):
                  variant: str = "dmn", answer: str = "word", input_module: str = "gru",
                  gate_size: int | None = None,
                  share_gru: bool = True, memory_update: str = "gru", dropout: float = 0.0, max_answer: int = 4,
+                 time_encoding: int = 0,
                  pad_id: int = 0, bos_id: int = 2, eos_id: int = 3):
         super().__init__()
         if variant not in VARIANTS:
@@ -227,6 +244,8 @@ class DMN(nn.Module):
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
                            variant=variant, answer=answer, input_module=input_module, gate_size=gate_size, share_gru=share_gru,
                            memory_update=memory_update, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+        if time_encoding:   # only then, so that older checkpoints' configs stay as they were
+            self.config["time_encoding"] = time_encoding
         H = hidden_size
         self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
         self.variant, self.answer_mode, self.max_answer = variant, answer, max_answer
@@ -238,6 +257,9 @@ class DMN(nn.Module):
         self.fusion_gru = (nn.GRU(emb_size, H, batch_first=True, bidirectional=True)
                            if input_module == "fusion" else None)
         self.question_gru = None if share_gru else nn.GRU(emb_size, H, batch_first=True)  # 2.2
+        # Optional temporal encoding (Sukhbaatar et al. 2015, section 4.1): a learned vector per
+        # fact position, counted from the story's last fact, added to c_t.
+        self.fact_time = nn.Embedding(time_encoding, H) if time_encoding else None
         self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
         nn.init.xavier_uniform_(self.W_b)
         self.gate_hidden = nn.Linear(7 * H + 2, gate_size or H)                      # W^(1), b^(1)
@@ -260,8 +282,15 @@ class DMN(nn.Module):
     # input and question modules
     def encode_story(self, batch: DMNBatch) -> torch.Tensor:
         """Input module: (batch, facts, H) fact vectors c_t, zero at padded facts."""
-        if self.input_module == "fusion":
-            return self.encode_story_fusion(batch)
+        c = self.encode_story_fusion(batch) if self.input_module == "fusion" else self.encode_story_gru(batch)
+        if self.fact_time is None:
+            return c
+        n = batch.fact_mask.sum(1, keepdim=True)                        # (batch, 1) facts per story
+        age = (n - 1 - torch.arange(c.size(1), device=c.device)).clamp(0, self.fact_time.num_embeddings - 1)
+        return c + self.fact_time(age) * batch.fact_mask.unsqueeze(-1).to(c.dtype)
+
+    def encode_story_gru(self, batch: DMNBatch) -> torch.Tensor:
+        """Kumar et al.'s input module: one GRU over the words, c_t its state at sentence t's end."""
         words = self.dropout(self.embedding(batch.story))              # (batch, words, emb)
         outputs, _ = self.input_gru(words)                             # (batch, words, H)
         # A GRU runs left to right, so the padding after a story never changes its states.

@@ -77,6 +77,15 @@ class Recipe:
         for batches of ``batch_size`` drawn afresh from the shuffled examples every epoch."""
         return None
 
+    def validation_split(self, train: list, seed: int) -> tuple[list, list]:
+        """``(examples to train on, held-out training examples)``: with held-out examples, every
+        epoch is scored on them by :meth:`validate`, and :meth:`train_config` says what to keep
+        and when to stop.  Nothing is held out by default."""
+        return train, []
+
+    def validate(self, model, held_out: list, vocab, device) -> dict:
+        raise NotImplementedError
+
     def phases(self) -> list:
         """``[(total epochs at the end of the phase, prepare(model)), ...]``: one phase by default."""
         return [(self.config.epochs, lambda model: None)]
@@ -128,13 +137,15 @@ class Recipe:
             prepare(model)
         extra = {"recipe": self.name, "hparams": self.config.to_dict(), "model_config": dict(model.config),
                  "vocab": vocab.to_list(), "data": data.spec, "seed": seed}
-        groups = self.batch_groups(data.train, seed)
+        train, held_out = self.validation_split(data.train, seed)
+        evaluate = (lambda m: self.validate(m, held_out, vocab, device)) if held_out else None
+        groups = self.batch_groups(train, seed)
         started = time.perf_counter()
         history = None
         for i, (epochs, prepare) in enumerate(phases):
             prepare(model)
             # a later phase always goes on from the checkpoint the previous phase wrote
-            history = fit(model, data.train if groups is None else None, groups=groups,
+            history = fit(model, train if groups is None else None, groups=groups, evaluate=evaluate,
                           make_batch=lambda examples: self.make_batch(examples, vocab), loss_fn=self.loss_fn,
                           config=self.train_config(epochs, seed, progress), device=device, out_dir=out_dir,
                           resume=resume or i > 0, extra_state=extra, log=log)

@@ -37,12 +37,21 @@ class DMNConfig(RecipeConfig):
     answer: str = knob("auto", "the answer module: word, sequence, or auto (sequence exactly when some "
                                "training answer has several words)")
     dropout: float = knob(0.0, "dropout")
+    val_fraction: float = knob(0.0, "hold out this share of the training questions (never the test) to score "
+                                    "every epoch, keep the best epoch's weights and stop early")
+    patience: int = knob(0, "with --val-fraction: stop after this many epochs without a better held-out "
+                            "accuracy (0: train every epoch, still keeping the best)", metavar="N")
+    lr_patience: int = knob(0, "with --val-fraction: halve the learning rate after every N epochs without a "
+                               "better held-out accuracy (0: a constant learning rate)", metavar="N")
+    time_encoding: bool = knob(False, "add a learned vector per fact position, counted from the story's end, "
+                                      "to each fact (MemN2N's temporal encoding; not in the DMN papers)")
     max_facts: int = knob(50, "the last N sentences of a story are read", metavar="N")
     cpu_threads: int | None = knob(1, "torch threads on a CPU while training (the DMN's many small steps "
                                       "gain little from more); none: leave torch's setting", metavar="N")
 
     FAST: ClassVar[dict] = dict(epochs=4, batch_size=16, clip=5.0)
-    FULL: ClassVar[dict] = dict(emb_size=80, hidden_size=80, dropout=0.1, epochs=30, batch_size=32, lr=2e-3)
+    FULL: ClassVar[dict] = dict(emb_size=80, hidden_size=80, dropout=0.1, epochs=30, batch_size=32, lr=2e-3,
+                                val_fraction=0.1, patience=20)
 
 
 class DMNRecipe(Recipe):
@@ -63,6 +72,7 @@ class DMNRecipe(Recipe):
         return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
                    memory_update=c.memory_update, dropout=c.dropout, pad_id=vocab.pad_id,
+                   time_encoding=c.max_facts if c.time_encoding else 0,
                    bos_id=vocab.bos_id, eos_id=vocab.eos_id)
 
     def answer_mode(self, train) -> str:
@@ -80,6 +90,25 @@ class DMNRecipe(Recipe):
         # buckets of similar-length stories: fit shuffles the buckets every epoch (and shares
         # them out among processes under torchrun)
         return length_buckets(train, self.config.batch_size, max_facts=self.config.max_facts, seed=seed)
+
+    def validation_split(self, train, seed):
+        """A seeded ``val_fraction`` of the training questions, held out to pick the epoch."""
+        n = round(len(train) * self.config.val_fraction)
+        if n == 0 or n >= len(train):
+            return train, []
+        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed)).tolist()
+        held = set(order[:n])
+        return [ex for i, ex in enumerate(train) if i not in held], [train[i] for i in sorted(held)]
+
+    def validate(self, model, held_out, vocab, device) -> dict:
+        return {"val_accuracy": self.score(model, held_out, vocab, device)["accuracy"]}
+
+    def train_config(self, epochs, seed, progress):
+        config = super().train_config(epochs, seed, progress)
+        if not self.config.val_fraction:
+            return config
+        return replace(config, eval_every=1, monitor="val_accuracy", patience=self.config.patience,
+                       lr_patience=self.config.lr_patience)
 
     def loss_fn(self, model, batch):
         return dmn_loss(model, batch, gate_supervision=self.config.gate_supervision,
@@ -111,6 +140,7 @@ class DMNRecipe(Recipe):
         if dist_info().is_main:
             result = self.score(unwrap(model), data.test, vocab, device)
             result.update(epochs=len(history.epochs), final_loss=history.last("loss"), passes=unwrap(model).passes,
+                          best_epoch=history.best.get("epoch"), val_accuracy=history.best.get("val_accuracy"),
                           answer_module=self.answer_mode(data.train), train_seconds=round(seconds, 1))
         return result, model, vocab
 

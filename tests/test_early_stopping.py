@@ -1,0 +1,73 @@
+"""Early stopping in ``fit``: the best epoch's weights are kept, training stops after
+``patience`` evaluations without a better one, the learning rate decays on a plateau, and the
+DMN recipe holds its validation questions out of the training ones."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from dca_course.train import TrainConfig, fit, load_checkpoint
+
+
+@dataclass
+class _Batch:
+    x: torch.Tensor
+
+    def to(self, device):
+        return self
+
+
+def _fit_scripted(scores, tmp_path=None, **config):
+    """Train a one-weight model; the evaluation hook returns ``scores`` in turn and records the
+    weight it saw at each epoch."""
+    model = torch.nn.Linear(1, 1, bias=False)
+    seen = []
+
+    def evaluate(m):
+        seen.append(float(m.weight))
+        return {"val_accuracy": scores[len(seen) - 1]}
+
+    def loss_fn(net, batch):
+        return (net(batch.x) - 3.0).pow(2).mean(), {}
+
+    data = [torch.ones(1) for _ in range(4)]
+    history = fit(model, data, make_batch=lambda xs: _Batch(torch.stack(xs)), loss_fn=loss_fn,
+                  evaluate=evaluate, out_dir=tmp_path, resume=False,
+                  config=TrainConfig(epochs=len(scores), batch_size=2, lr=0.1, progress=False, eval_every=1,
+                                     monitor="val_accuracy", **config))
+    return model, history, seen
+
+
+def test_the_best_epochs_weights_are_kept_and_patience_stops(tmp_path):
+    scores = [0.5, 0.7, 0.6, 0.65, 0.6, 0.9, 0.95]
+    model, history, seen = _fit_scripted(scores, tmp_path, patience=3)
+    assert len(history.epochs) == 5                 # epochs 3, 4, 5 were not better than epoch 2
+    assert history.best == {"epoch": 2, "val_accuracy": 0.7}
+    assert float(model.weight.detach()) == seen[1] != seen[-1]
+    # the checkpoint `evaluate DIR` reads holds the kept weights too
+    assert float(load_checkpoint(tmp_path / "last.pt")["model"]["weight"]) == seen[1]
+
+
+def test_a_tie_keeps_the_later_epoch_and_no_patience_trains_every_epoch():
+    model, history, seen = _fit_scripted([0.5, 0.8, 0.6, 0.8, 0.7], patience=0)
+    assert len(history.epochs) == 5 and history.best["epoch"] == 4
+    assert float(model.weight.detach()) == seen[3]
+
+
+def test_the_learning_rate_halves_after_lr_patience_epochs_without_progress():
+    _, history, _ = _fit_scripted([0.5, 0.4, 0.4, 0.4, 0.4, 0.6, 0.5], lr_patience=2)
+    lrs = [row.get("lr") for row in history.epochs]
+    assert lrs == [None, None, 0.05, None, 0.025, None, None]
+
+
+def test_dmn_holds_out_a_seeded_share_of_the_training_questions():
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    recipe = DMNRecipe(DMNConfig.from_profile("fast", dict(val_fraction=0.1)))
+    train = list(range(200))
+    kept, held = recipe.validation_split(train, seed=3)
+    assert len(held) == 20 and sorted(kept + held) == train and not set(kept) & set(held)
+    assert recipe.validation_split(train, seed=3) == (kept, held)
+    assert recipe.validation_split(train, seed=4)[1] != held
+    assert DMNRecipe(DMNConfig.from_profile("fast")).validation_split(train, 0) == (train, [])
