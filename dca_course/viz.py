@@ -113,10 +113,12 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
 
 
 def gate_plot(gates: dict, tokens: Sequence[str], *, units: int = 8, axes=None, trained_model: bool = True,
-              unit_label: str = "unit") -> str:
+              unit_label: str = "unit", unit_ids: Sequence[int] | None = None) -> str:
     """Heatmaps of GRU gates over time (one per gate, ``units`` hidden units shown).
 
-    ``gates`` maps a name (``"z"``, ``"r"``) to a (time, hidden) array.  Returns, per gate,
+    ``gates`` maps a name (``"z"``, ``"r"``) to a (time, hidden) array.  Row ``k`` is labelled
+    ``f"{unit_label} {unit_ids[k]}"`` (default: ``k``), so that a caller who reorders the units
+    (e.g. by how much their gate moves) can label each row with the unit it shows.  Returns, per gate,
     the mean activity and the token where it is lowest (where the unit lets most new input in).
     """
     import matplotlib.pyplot as plt
@@ -131,7 +133,8 @@ def gate_plot(gates: dict, tokens: Sequence[str], *, units: int = 8, axes=None, 
     for ax, name in zip(axes, names):
         g = _as_array(gates[name])[: len(tokens)]
         sns.heatmap(g[:, :units].T, ax=ax, cmap="magma", vmin=0, vmax=1, xticklabels=list(tokens),
-                    yticklabels=[f"{unit_label} {u}" for u in range(min(units, g.shape[1]))])
+                    yticklabels=[f"{unit_label} {u if unit_ids is None else int(unit_ids[u])}"
+                                 for u in range(min(units, g.shape[1]))])
         ax.set_title(f"gate {name}")
         ax.tick_params(axis="x", rotation=0)
         per_step = g.mean(axis=1)

@@ -11,8 +11,10 @@ notebooks, so that a learner opens them on purpose: ``solution("05.1")`` prints 
 """
 from __future__ import annotations
 
+from .early import check_copy_scores, check_episode, check_perplexity, check_selective_read, check_teacher_forcing
 from .foundations import check_attention, check_dmn_features, check_gru_cell
 from .solutions import load_solution, show_source, solution, solution_keys
 
-__all__ = ["check_gru_cell", "check_attention", "check_dmn_features", "solution", "solution_keys",
+__all__ = ["check_gru_cell", "check_attention", "check_dmn_features", "check_perplexity", "check_teacher_forcing",
+           "check_episode", "check_copy_scores", "check_selective_read", "solution", "solution_keys",
            "load_solution", "show_source"]

@@ -7,8 +7,8 @@ softmax with one normaliser Z is shared by both (section 3.2):
     psi_g(y_t = v_i) = v_i^T W_o s_t                   generate mode, v_i in V        (7)
     psi_c(y_t = x_j) = sigma(h_j^T W_c) s_t            copy mode, x_j in X, sigma=tanh (8)
     p(y_t, g | .) = (1/Z) e^{psi_g(y_t)}                                              (5)
-    p(y_t, c | .) = (1/Z) sum_{j: x_j = y_t} e^{psi_c(x_j)}                           (5)
-    Z = sum_{v in V} e^{psi_g(v)} + sum_{j} e^{psi_c(x_j)}                            (6)
+    p(y_t, c | .) = (1/Z) sum_{j: x_j = y_t} e^{psi_c(x_j)}                           (6)
+    Z = sum_{v in V} e^{psi_g(v)} + sum_{j} e^{psi_c(x_j)}          (unnumbered in the paper)
     p(y_t | s_t, y_{t-1}, c_t, M) = p(y_t, g | .) + p(y_t, c | .)                     (4)
 
 so a word that is in the vocabulary *and* in the source gets both modes' mass, a word at
@@ -58,10 +58,10 @@ def copy_mix(gen_scores: torch.Tensor, copy_scores: torch.Tensor, src_ext: torch
     """
     V = gen_scores.size(-1)
     filled = copy_scores.masked_fill(~src_mask, torch.finfo(copy_scores.dtype).min)
-    joint = torch.softmax(torch.cat([gen_scores, filled], dim=-1), dim=-1)    # one Z, eq. (6)
+    joint = torch.softmax(torch.cat([gen_scores, filled], dim=-1), dim=-1)    # one Z, shared by eqs. (5)-(6)
     p_gen_words = joint[:, :V]                                                 # (batch, V)
     p_copy_pos = joint[:, V:].masked_fill(~src_mask, 0.0)                      # (batch, src_len)
-    return gen_plus_copy(p_gen_words, p_copy_pos, src_ext, n_oov), p_copy_pos  # eqs. (4)-(5)
+    return gen_plus_copy(p_gen_words, p_copy_pos, src_ext, n_oov), p_copy_pos  # eqs. (4)-(6)
 
 
 def selective_read(y_prev: torch.Tensor, prev_copy: torch.Tensor, src_ext: torch.Tensor,
