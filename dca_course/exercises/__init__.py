@@ -12,7 +12,11 @@ notebooks, so that a learner opens them on purpose: ``solution("05.1")`` prints 
 from __future__ import annotations
 
 from .foundations import check_attention, check_dmn_features, check_gru_cell
+from .late import (check_agent_distribution, check_agent_messages, check_coverage_loss, check_final_distribution,
+                   check_leave_one_out, check_rouge_l, check_seed_spread, check_self_critical_loss)
 from .solutions import load_solution, show_source, solution, solution_keys
 
 __all__ = ["check_gru_cell", "check_attention", "check_dmn_features", "solution", "solution_keys",
-           "load_solution", "show_source"]
+           "load_solution", "show_source",
+           "check_final_distribution", "check_coverage_loss", "check_agent_messages", "check_agent_distribution",
+           "check_self_critical_loss", "check_leave_one_out", "check_seed_spread", "check_rouge_l"]
