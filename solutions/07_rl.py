@@ -12,15 +12,15 @@ def self_critical_by_hand(sample_lp, mask, r_sample, r_greedy):
     return -(advantage * summed).mean()
 
 
-def leave_one_out_by_hand(rewards, k):
-    """07.2: the mean reward of the article's other k - 1 samples. rewards (k * batch,) in the order of
-    list(articles) * k."""
+def leave_one_out_closed_form(rewards, k):
+    """07.2: b_i = (k r_mean - r_i) / (k - 1), the mean of the article's other k - 1 rewards.
+    rewards (k * batch,) in the order of list(articles) * k."""
     by_article = rewards.reshape(k, -1)                                    # (k, batch): row j = sample j
-    others = (by_article.sum(dim=0, keepdim=True) - by_article) / (k - 1)
-    return others.reshape(-1)
+    mean = by_article.mean(dim=0, keepdim=True)                            # r_mean of each article: (1, batch)
+    return ((k * mean - by_article) / (k - 1)).reshape(-1)
 
 
 SOLUTIONS = {
     "07.1": (self_critical_by_hand, check_self_critical_loss),
-    "07.2": (leave_one_out_by_hand, check_leave_one_out),
+    "07.2": (leave_one_out_closed_form, check_leave_one_out),
 }

@@ -368,7 +368,8 @@ def check_rouge_l(fn, *, seed: int = 0) -> bool:
         want = scores["rougeL"].fmeasure
         got, error = _call(fn, what, list(pred), list(ref))
         if error:
-            return _say(False, what, error + f" (prediction {pred}, reference {ref})")
+            return _say(False, what, error if error.endswith("not implemented yet")
+                        else error + f" (prediction {pred}, reference {ref})")
         try:
             got = float(got)
         except Exception:
