@@ -80,8 +80,6 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"])
     parser.add_argument("--lr", type=float, default=DEFAULTS["lr"])
     parser.add_argument("--dropout", type=float, default=DEFAULTS["dropout"])
-    parser.add_argument("--time-encoding", action="store_true",
-                        help="add a learned vector per fact position (from the story's end) to each fact")
     parser.add_argument("--max-facts", type=int, default=50, help="the last N facts of a story are read")
     parser.add_argument("--seeds", default="0", help="comma-separated seeds: each task trains once per seed")
     parser.add_argument("--runs", type=Path, default=Path("runs/babi_real"), help="run folders (checkpoints)")
@@ -96,8 +94,7 @@ def main(argv=None) -> int:
                      answer=args.answer, memory_update=args.memory_update, emb_size=args.hidden,
                      hidden_size=args.hidden, batch_size=args.batch_size, lr=args.lr, dropout=args.dropout,
                      epochs=args.epochs, patience=args.patience, lr_patience=args.lr_patience, val_fraction=args.val_fraction,
-                     time_limit=args.time_limit, gate_supervision=True, max_facts=args.max_facts,
-                     time_encoding=args.time_encoding)
+                     time_limit=args.time_limit, gate_supervision=True, max_facts=args.max_facts)
     settings = dict(overrides, jobs=args.jobs, seeds=seeds, data=str(folder), train_questions_per_task=1000,
                     cpu=cpu_name(), cpu_count=os.cpu_count())
     print(f"training {len(tasks)} tasks x {len(seeds)} seeds, {args.jobs} at a time: {json.dumps(overrides)}",

@@ -228,7 +228,6 @@ class DMN(nn.Module):
                  variant: str = "dmn", answer: str = "word", input_module: str = "gru",
                  gate_size: int | None = None,
                  share_gru: bool = True, memory_update: str = "gru", dropout: float = 0.0, max_answer: int = 4,
-                 time_encoding: int = 0,
                  pad_id: int = 0, bos_id: int = 2, eos_id: int = 3):
         super().__init__()
         if variant not in VARIANTS:
@@ -244,8 +243,6 @@ class DMN(nn.Module):
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
                            variant=variant, answer=answer, input_module=input_module, gate_size=gate_size, share_gru=share_gru,
                            memory_update=memory_update, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
-        if time_encoding:   # only then, so that older checkpoints' configs stay as they were
-            self.config["time_encoding"] = time_encoding
         H = hidden_size
         self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
         self.variant, self.answer_mode, self.max_answer = variant, answer, max_answer
@@ -257,9 +254,6 @@ class DMN(nn.Module):
         self.fusion_gru = (nn.GRU(emb_size, H, batch_first=True, bidirectional=True)
                            if input_module == "fusion" else None)
         self.question_gru = None if share_gru else nn.GRU(emb_size, H, batch_first=True)  # 2.2
-        # Optional temporal encoding (Sukhbaatar et al. 2015, section 4.1): a learned vector per
-        # fact position, counted from the story's last fact, added to c_t.
-        self.fact_time = nn.Embedding(time_encoding, H) if time_encoding else None
         self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
         nn.init.xavier_uniform_(self.W_b)
         self.gate_hidden = nn.Linear(7 * H + 2, gate_size or H)                      # W^(1), b^(1)
@@ -282,15 +276,8 @@ class DMN(nn.Module):
     # input and question modules
     def encode_story(self, batch: DMNBatch) -> torch.Tensor:
         """Input module: (batch, facts, H) fact vectors c_t, zero at padded facts."""
-        c = self.encode_story_fusion(batch) if self.input_module == "fusion" else self.encode_story_gru(batch)
-        if self.fact_time is None:
-            return c
-        n = batch.fact_mask.sum(1, keepdim=True)                        # (batch, 1) facts per story
-        age = (n - 1 - torch.arange(c.size(1), device=c.device)).clamp(0, self.fact_time.num_embeddings - 1)
-        return c + self.fact_time(age) * batch.fact_mask.unsqueeze(-1).to(c.dtype)
-
-    def encode_story_gru(self, batch: DMNBatch) -> torch.Tensor:
-        """Kumar et al.'s input module: one GRU over the words, c_t its state at sentence t's end."""
+        if self.input_module == "fusion":
+            return self.encode_story_fusion(batch)
         words = self.dropout(self.embedding(batch.story))              # (batch, words, emb)
         outputs, _ = self.input_gru(words)                             # (batch, words, H)
         # A GRU runs left to right, so the padding after a story never changes its states.

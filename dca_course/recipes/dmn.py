@@ -43,8 +43,6 @@ class DMNConfig(RecipeConfig):
                             "accuracy (0: train every epoch, still keeping the best)", metavar="N")
     lr_patience: int = knob(0, "with --val-fraction: halve the learning rate after every N epochs without a "
                                "better held-out accuracy (0: a constant learning rate)", metavar="N")
-    time_encoding: bool = knob(False, "add a learned vector per fact position, counted from the story's end, "
-                                      "to each fact (MemN2N's temporal encoding; not in the DMN papers)")
     max_facts: int = knob(50, "the last N sentences of a story are read", metavar="N")
     cpu_threads: int | None = knob(1, "torch threads on a CPU while training (the DMN's many small steps "
                                       "gain little from more); none: leave torch's setting", metavar="N")
@@ -72,7 +70,6 @@ class DMNRecipe(Recipe):
         return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
                    memory_update=c.memory_update, dropout=c.dropout, pad_id=vocab.pad_id,
-                   time_encoding=c.max_facts if c.time_encoding else 0,
                    bos_id=vocab.bos_id, eos_id=vocab.eos_id)
 
     def answer_mode(self, train) -> str:
