@@ -24,12 +24,9 @@ from pathlib import Path
 
 from common import ROOT, cpu_name, write_json, write_text
 
-# Kumar et al. 2016, Table 1: the DMN on the 1k tasks, trained with supporting facts; MemNN
-# (Weston et al. 2015, strongly supervised) beside it, as the DMN paper prints it.
-PAPER_DMN = {1: 100.0, 2: 98.2, 3: 95.2, 4: 100.0, 5: 99.3, 6: 100.0, 7: 96.9, 8: 96.5, 9: 100.0, 10: 97.5,
-             11: 99.9, 12: 100.0, 13: 99.8, 14: 100.0, 15: 100.0, 16: 99.4, 17: 59.6, 18: 95.3, 19: 34.5, 20: 100.0}
-PAPER_MEMNN = {1: 100.0, 2: 100.0, 3: 100.0, 4: 100.0, 5: 98.0, 6: 100.0, 7: 85.0, 8: 91.0, 9: 100.0, 10: 98.0,
-               11: 100.0, 12: 100.0, 13: 100.0, 14: 99.0, 15: 100.0, 16: 100.0, 17: 65.0, 18: 95.0, 19: 36.0, 20: 100.0}
+from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after common, which sets the path)
+
+PAPER_DMN, PAPER_MEMNN = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]
 PAPER = {"task 1": 100.0, "mean": 93.6, "dmn": PAPER_DMN, "memnn": PAPER_MEMNN, "memnn mean": 93.3}
 # The benchmark's training settings (the `full` profile's model, trained longer).
 DEFAULTS = dict(epochs=150, patience=25, lr_patience=0, val_fraction=0.1, hidden=80, batch_size=32, lr=3e-3, dropout=0.1)

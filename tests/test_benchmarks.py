@@ -120,3 +120,19 @@ def test_common_writes_reports_atomically(tmp_path):
     assert json.loads(js.read_text()) == {"a": 2.5, "b": 1} and md.read_text() == "| a |\n"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["bench.json", "bench.md"]
     assert common.cpu_name()
+
+
+def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_seeds(tmp_path):
+    babi_real = load("babi_real")
+    run = lambda acc: {"accuracy": acc, "supporting_fact_accuracy": 0.9, "epochs": 40, "best_epoch": 15,
+                       "train_seconds": 12.0, "passes": 2}
+    runs = {2: {0: run(0.90), 1: run(0.96)}, 19: {0: run(0.30), 1: run(0.40)}}
+    settings = dict(babi_real.DEFAULTS, jobs=2, seeds=[0, 1], cpu_count=2, dmn_variant="dmn+")
+    babi_real.write_results(tmp_path / "r", runs, settings, wall=60.0)
+    table = (tmp_path / "r.md").read_text()
+    assert "| 2 | two-supporting-facts | 93.0 ± 4.2 | 98.2 | 100 |" in table
+    assert "| 19 | path-finding | 35.0 ± 7.1 | 34.5 | 36 |" in table
+    assert "Tasks more than 3 points under the DMN paper: 2 (-5.2)." in table
+    payload = json.loads((tmp_path / "r.json").read_text())
+    assert payload["mean_accuracy_per_seed"] == [0.6, 0.68] and payload["tasks_at_95"] == [0, 1]
+    assert payload["paper"]["dmn"]["19"] == 34.5

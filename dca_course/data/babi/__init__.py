@@ -49,7 +49,7 @@ All but :mod:`.batching` are plain Python (no torch).  Every public name is impo
 the package itself: ``from dca_course.data.babi import read_babi, make_dmn_batch``.
 """
 from .batching import SENTENCE_END, DMNBatch, babi_vocab, length_buckets, make_dmn_batch
-from .download import BABI_SHA256, BABI_URL, TASK_NAMES, ChecksumError, default_cache_dir, download_babi, load_task
+from .download import BABI_SHA256, BABI_URL, PAPER_ACCURACY_1K, TASK_NAMES, ChecksumError, default_cache_dir, download_babi, load_task
 from .format import (BabiFormatError, examples_to_stories, format_babi, parse_babi_lines, parse_babi_stories,
                      read_babi, read_babi_stories, write_babi)
 from .generate import GENERATED_TASKS, generate_examples, generate_task, load_generated
@@ -60,7 +60,7 @@ __all__ = [
     "tokenize", "parse_babi_stories", "parse_babi_lines", "read_babi_stories", "read_babi",
     "stories_to_examples", "examples_to_stories", "format_babi", "write_babi",
     "GENERATED_TASKS", "generate_task", "generate_examples", "load_generated",
-    "TASK_NAMES", "load_task", "vocabulary",
+    "TASK_NAMES", "PAPER_ACCURACY_1K", "load_task", "vocabulary",
     "BABI_URL", "BABI_SHA256", "default_cache_dir", "download_babi",
     "DMNBatch", "make_dmn_batch", "length_buckets", "babi_vocab", "SENTENCE_END",
 ]
