@@ -247,3 +247,29 @@ def agent_attention_heatmaps(agent_attn, word_attn, chunks: Sequence[Sequence[st
     axes[1].set_ylabel("output")
     axes[1].set_title("$g^t_a\\, l^t_{a,i}$: the weight of each word", pad=26)
     return _summary(lines, trained_model)
+
+
+def babi_results_table(stored: dict) -> str:
+    """The per-task table of a stored ``benchmarks/babi_real.py`` result beside the papers' figures
+    (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.
+    Stored results are data, printed plainly: the same text on every machine."""
+    from .data.babi import PAPER_ACCURACY_1K, TASK_NAMES
+
+    dmn, memnn = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]
+    spread = stored.get("per_task_per_seed", {})
+    lines = [f"{'task':>4}  {'':<26}{'ours %':>14}{'DMN paper':>11}{'MemNN':>7}{'sup. facts %':>14}"]
+    for t in sorted(stored["per_task"], key=int):
+        seeds = list(spread.get(t, {}).values())
+        ours = f"{100 * stored['per_task'][t]:.1f}"
+        if len(seeds) > 1:
+            m = sum(seeds) / len(seeds)
+            ours += f" ± {100 * (sum((x - m) ** 2 for x in seeds) / (len(seeds) - 1)) ** 0.5:.1f}"
+        flag = " *" if 100 * stored["per_task"][t] < dmn[int(t)] - 3 else ""
+        lines.append(f"{t:>4}  {TASK_NAMES[int(t)].split('_', 1)[1]:<26}{ours:>14}{dmn[int(t)]:>11.1f}"
+                     f"{memnn[int(t)]:>7.0f}{100 * stored['supporting_fact_accuracy'][t]:>14.1f}{flag}")
+    mean_dmn = sum(dmn.values()) / len(dmn)
+    mean_memnn = sum(memnn.values()) / len(memnn)
+    at_95 = sum(a >= 0.95 for a in stored["per_task"].values())
+    lines.append(f"{'mean':>4}  {'':<26}{100 * stored['mean_accuracy']:>14.1f}{mean_dmn:>11.1f}{mean_memnn:>7.1f}")
+    lines.append(f"tasks at >= 95%: {at_95} of {len(stored['per_task'])}; * more than 3 points under the DMN paper")
+    return "\n".join(lines)

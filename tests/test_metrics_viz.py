@@ -125,3 +125,15 @@ def test_late_facts_are_the_key_facts_beyond_the_first_400_tokens():
     assert got["fact_recall"] == (2 / 3 + 0.0) / 2
     assert got["late_fact_recall"] == 0.5                      # only the long article has late facts: 1 of 2
     assert "late_fact_recall" not in metrics.fact_metrics([["ann"]], [short])
+
+
+def test_babi_results_table_puts_the_papers_beside_every_task():
+    from dca_course.viz import babi_results_table
+
+    stored = {"per_task": {"2": 0.9, "19": 0.35}, "supporting_fact_accuracy": {"2": 0.95, "19": 0.8},
+              "per_task_per_seed": {"2": {"0": 0.88, "1": 0.92}, "19": {"0": 0.35}}, "mean_accuracy": 0.625}
+    lines = babi_results_table(stored).splitlines()
+    assert lines[1].split() == ["2", "two-supporting-facts", "90.0", "±", "2.8", "98.2", "100", "95.0", "*"]
+    assert lines[2].split() == ["19", "path-finding", "35.0", "34.5", "36", "80.0"]
+    assert lines[3].split() == ["mean", "62.5", "93.6", "93.3"]
+    assert lines[4].startswith("tasks at >= 95%: 0 of 2")
