@@ -80,6 +80,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-facts", type=int, default=50, help="the last N facts of a story are read")
     parser.add_argument("--seeds", default="0", help="comma-separated seeds: each task trains once per seed")
     parser.add_argument("--runs", type=Path, default=Path("runs/babi_real"), help="run folders (checkpoints)")
+    parser.add_argument("--add", action="store_true",
+                        help="add these runs (e.g. more seeds of a few tasks) to the results already in --out; "
+                             "the settings must be the same")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "babi_real_1k",
                         help="results path without suffix (.md and .json are written)")
     args = parser.parse_args(argv)
@@ -109,6 +112,15 @@ def main(argv=None) -> int:
                   f"facts {100 * r['supporting_fact_accuracy']:5.1f}%, best epoch {r.get('best_epoch')} of "
                   f"{r['epochs']}, {r['train_seconds']:.0f} s)", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
+    if args.add:       # the wall time stays the stored run's: the one command over every task
+        stored = json.loads(args.out.with_suffix(".json").read_text())
+        differ = {k for k in overrides if stored["settings"].get(k) != overrides[k]}
+        if differ:
+            parser.error(f"--add: these settings differ from {args.out.with_suffix('.json')}: {sorted(differ)}")
+        merged = _stored_runs(stored)
+        for t, by_seed in runs.items():
+            merged.setdefault(t, {}).update(by_seed)
+        runs, wall, settings = merged, stored["wall_seconds"], stored["settings"]
     write_results(args.out, runs, settings, wall)
     return 0
 
@@ -122,32 +134,50 @@ def _sd(xs):
     return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
 
 
+def _stored_runs(payload: dict) -> dict:
+    """``{task: {seed: result}}`` from a stored results file (older files: from their one-seed columns)."""
+    if "runs" in payload:
+        return {int(t): {int(s): r for s, r in seeds.items()} for t, seeds in payload["runs"].items()}
+    runs = {}
+    for t, by_seed in payload["per_task_per_seed"].items():
+        for k, (s, a) in enumerate(sorted(by_seed.items())):
+            runs.setdefault(int(t), {})[int(s)] = {
+                "accuracy": a, "supporting_fact_accuracy": payload["supporting_fact_accuracy"][t],
+                "epochs": payload["epochs"][t][k], "best_epoch": payload["best_epoch"][t][k],
+                "train_seconds": payload["train_seconds"][t][k], "passes": payload["passes"][t]}
+    return runs
+
+
 def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
     from dca_course.data.babi import TASK_NAMES
 
     tasks = sorted(runs)
-    seeds = sorted({s for t in tasks for s in runs[t]})
-    acc = {t: [runs[t][s]["accuracy"] for s in seeds] for t in tasks}
+    task_seeds = {t: sorted(runs[t]) for t in tasks}
+    seeds = sorted(set.intersection(*(set(v) for v in task_seeds.values())))   # seeds every task has
+    acc = {t: [runs[t][s]["accuracy"] for s in task_seeds[t]] for t in tasks}
     mean_per_seed = [_mean([runs[t][s]["accuracy"] for t in tasks]) for s in seeds]
     passed = [sum(runs[t][s]["accuracy"] >= 0.95 for t in tasks) for s in seeds]
-    mean = _mean(mean_per_seed)
-    first = seeds[0]
+    mean = _mean([_mean(acc[t]) for t in tasks])
+    keep = ("accuracy", "supporting_fact_accuracy", "epochs", "best_epoch", "train_seconds", "passes")
     payload = {
         "per_task": {str(t): round(_mean(acc[t]), 4) for t in tasks},
-        "per_task_per_seed": {str(t): {str(s): round(runs[t][s]["accuracy"], 4) for s in seeds} for t in tasks},
-        "supporting_fact_accuracy": {str(t): round(_mean([runs[t][s]["supporting_fact_accuracy"] for s in seeds]), 4)
+        "per_task_per_seed": {str(t): {str(s): round(runs[t][s]["accuracy"], 4) for s in task_seeds[t]} for t in tasks},
+        "supporting_fact_accuracy": {str(t): round(_mean([runs[t][s]["supporting_fact_accuracy"] for s in task_seeds[t]]), 4)
                                      for t in tasks},
-        "epochs": {str(t): [runs[t][s]["epochs"] for s in seeds] for t in tasks},
-        "best_epoch": {str(t): [runs[t][s].get("best_epoch") for s in seeds] for t in tasks},
-        "train_seconds": {str(t): [runs[t][s]["train_seconds"] for s in seeds] for t in tasks},
-        "passes": {str(t): runs[t][first].get("passes") for t in tasks},
-        "mean_accuracy": round(mean, 4), "mean_accuracy_per_seed": [round(m, 4) for m in mean_per_seed],
-        "tasks_at_95": passed, "failed_tasks": [t for t in tasks if _mean(acc[t]) < 0.95],
+        "epochs": {str(t): [runs[t][s]["epochs"] for s in task_seeds[t]] for t in tasks},
+        "best_epoch": {str(t): [runs[t][s].get("best_epoch") for s in task_seeds[t]] for t in tasks},
+        "train_seconds": {str(t): [runs[t][s]["train_seconds"] for s in task_seeds[t]] for t in tasks},
+        "passes": {str(t): runs[t][task_seeds[t][0]].get("passes") for t in tasks},
+        "mean_accuracy": round(mean, 4), "seeds_of_every_task": seeds,
+        "mean_accuracy_per_seed": [round(m, 4) for m in mean_per_seed],
+        "tasks_at_95": passed, "tasks_at_95_on_the_mean": sum(_mean(acc[t]) >= 0.95 for t in tasks),
+        "failed_tasks": [t for t in tasks if _mean(acc[t]) < 0.95],
         "wall_seconds": round(wall, 1), "paper": PAPER, "settings": settings,
+        "runs": {str(t): {str(s): {k: runs[t][s].get(k) for k in keep} for s in task_seeds[t]} for t in tasks},
     }
     write_json(out.with_suffix(".json"), payload)
 
-    spread = len(seeds) > 1
+    spread = any(len(v) > 1 for v in task_seeds.values())
     lines = [
         "# DMN on real bAbI v1.2, 1k training questions per task",
         "",
@@ -161,32 +191,37 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
         f"training stops {settings['patience']} epochs after the best one (at most {settings['epochs']}). "
         "Scored on the task's 1,000 test questions.",
         "",
-        "| task | name | accuracy (%)" + (f" (mean ± sd, {len(seeds)} seeds)" if spread else "") +
+        "| task | name | accuracy (%)" + (" (mean ± sd where a task ran on several seeds)" if spread else "") +
         " | DMN paper | MemNN | supporting facts found (%) | passes | best epoch / epochs | train s |",
         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for t in tasks:
         r = runs[t]
         name = TASK_NAMES[t].split("_", 1)[1]
-        a = f"{100 * _mean(acc[t]):.1f}" + (f" ± {100 * _sd(acc[t]):.1f}" if spread else "")
-        sup = 100 * _mean([r[s]["supporting_fact_accuracy"] for s in seeds])
-        ep = ", ".join(f"{r[s].get('best_epoch')}/{r[s]['epochs']}" for s in seeds)
-        secs = ", ".join(f"{r[s]['train_seconds']:.0f}" for s in seeds)
+        a = f"{100 * _mean(acc[t]):.1f}" + (f" ± {100 * _sd(acc[t]):.1f} (seeds {', '.join(map(str, task_seeds[t]))})"
+                                            if len(acc[t]) > 1 else "")
+        sup = 100 * _mean([r[s]["supporting_fact_accuracy"] for s in task_seeds[t]])
+        ep = ", ".join(f"{r[s].get('best_epoch')}/{r[s]['epochs']}" for s in task_seeds[t])
+        secs = ", ".join(f"{r[s]['train_seconds']:.0f}" for s in task_seeds[t])
         lines.append(f"| {t} | {name} | {a} | {PAPER_DMN[t]:.1f} | {PAPER_MEMNN[t]:.0f} | {sup:.1f} | "
-                     f"{r[first].get('passes', '')} | {ep} | {secs} |")
-    m = f"{100 * mean:.1f}" + (f" ± {100 * _sd(mean_per_seed):.1f}" if spread else "")
+                     f"{r[task_seeds[t][0]].get('passes', '')} | {ep} | {secs} |")
+    m = f"{100 * mean:.1f}"
     lines += [
         f"| **mean** | | **{m}** | **{PAPER['mean']}** | **{PAPER['memnn mean']}** | | | | |",
         "",
-        f"Tasks at >= 95% (the bAbI pass line): {', '.join(str(p) for p in passed)} of {len(tasks)}"
-        + (" (per seed)" if spread else "") + ".  Tasks below 95%" + (" on the mean" if spread else "") +
-        f": {', '.join(str(t) for t in payload['failed_tasks']) or 'none'}.",
+        "Mean over every task's seeds: " + f"{100 * mean:.1f}%; " + "; ".join(
+            f"seed {s} alone (all {len(tasks)} tasks): {100 * m_:.1f}%, {p} tasks at >= 95%"
+            for s, m_, p in zip(seeds, mean_per_seed, passed)) + ".",
+        "",
+        f"Tasks at >= 95% (the bAbI pass line) on the mean: {payload['tasks_at_95_on_the_mean']} of {len(tasks)}; "
+        f"below: {', '.join(str(t) for t in payload['failed_tasks']) or 'none'}.",
         "",
         f"Tasks more than 3 points under the DMN paper: "
         f"{', '.join(f'{t} ({100 * _mean(acc[t]) - PAPER_DMN[t]:+.1f})' for t in tasks if 100 * _mean(acc[t]) < PAPER_DMN[t] - 3) or 'none'}.",
         "",
-        f"Wall time: {wall / 60:.1f} min for {len(tasks)} tasks x {len(seeds)} seed(s) ({settings['jobs']} at a "
-        f"time, one thread each) on this {settings['cpu_count']}-core CPU.",
+        f"Wall time of the run over every task: {wall / 60:.1f} min ({settings['jobs']} tasks at a "
+        f"time, one thread each) on this {settings['cpu_count']}-core CPU; {sum(sum(v) for v in payload['train_seconds'].values()) / 60:.0f} "
+        "min of training in all the runs above.",
         "",
         "Settings:",
         "",
