@@ -3,13 +3,14 @@
 #   make test   set up .venv and run the unit tests and every notebook under nbval
 # For contributors (CONTRIBUTING.md):
 #   make claims run every notebook under nbval with DCA_SEED=1, then DCA_SEED=2, and report each claim
+#   make browser-test  run every notebook in JupyterLab in headless Chromium (Playwright; not part of make test)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: lab test unit notebooks claims clean
+.PHONY: lab test unit notebooks claims browser-test clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +41,17 @@ notebooks: $(STAMP)
 SEEDS ?= 1 2
 claims: $(STAMP)
 	$(BIN)/python benchmarks/notebook_claims.py --seeds $(SEEDS) $(CLAIMS_ARGS)
+
+# Playwright goes into .venv only for this target (it is no dependency of the course). The browser:
+# a system Chromium when there is one (Debian/Ubuntu: apt-get install chromium), else Playwright's
+# own, downloaded by the script where the network allows. BROWSER_ARGS, e.g. "03 05" for two notebooks.
+BROWSER_STAMP := $(VENV)/.browser-installed
+$(BROWSER_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet 'playwright>=1.40'
+	touch $(BROWSER_STAMP)
+
+browser-test: $(BROWSER_STAMP)
+	$(BIN)/python scripts/browser_test.py $(BROWSER_ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

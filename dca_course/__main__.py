@@ -23,6 +23,7 @@ from . import device as pick_device
 from . import seed_everything
 from .recipes import CONFIGS
 from .recipes.config import add_config_flags, config_overrides
+from .data.specs import spec_kind
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
 from .errors import InputError
 from .io import write_lines
@@ -105,6 +106,7 @@ def cmd_train(args) -> int:
     recipe_cls = get_model(args.model)
     overrides = config_overrides(args, recipe_cls.config_class, CONFIGS, args.model)
     config = recipe_cls.config_class.from_profile(args.profile, overrides)
+    recipe_cls.check_kind(spec_kind(args.data), args.data)     # refuse a pair before loading the data
     data = load_data(args.data, config.profile, args.seed)
     if args.limit_train:
         data.limit_train(args.limit_train)
@@ -125,8 +127,9 @@ def cmd_evaluate(args) -> int:
     device = pick_device(args.device)
     recipe, model, vocab, state = load_run(args.run, device)
     # the data it trained on, rebuilt with the same profile and seed (or another spec)
-    data = load_data(args.data or state["data"], recipe.config.profile, int(state.get("seed", 0)))
-    recipe.check_data(data)
+    spec = args.data or state["data"]
+    recipe.check_kind(spec_kind(spec), spec)
+    data = load_data(spec, recipe.config.profile, int(state.get("seed", 0)))
     _print_json(recipe.evaluate(model, vocab, data, args.split, device))
     return 0
 

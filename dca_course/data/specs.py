@@ -26,11 +26,19 @@ CNNDM_LIMITS = {"fast": {"train": 10000, "valid": 200, "test": 500},
 BABI_SIZES = {"fast": (1000, 200, 1000), "full": (10000, 1000, 1000)}
 
 
+#: What each kind of data holds (``Dataset.kind``), in words for the command line's messages.
+KIND_NAMES = {"pairs": "toy source -> target pairs", "summaries": "articles to summarise",
+              "babi": "bAbI questions"}
+
+
 @dataclass(frozen=True)
 class DataSpec:
     load: Callable[[str, str, int], Dataset]
     usage: str
     help: str
+    #: the ``Dataset.kind`` its loader returns, known before loading (so that a model that cannot
+    #: train on it refuses at once, not after minutes of generating or reading data)
+    kind: str
 
 
 def load_toy_spec(arg: str, profile: str, seed: int) -> Dataset:
@@ -126,14 +134,18 @@ def load_babi_spec(arg: str, profile: str, seed: int) -> Dataset:
 
 
 DATA_SPECS: dict[str, DataSpec] = {
-    "toy": DataSpec(load_toy_spec, "toy:dates | toy:reverse", "generated date normalisation / string reversal"),
+    "toy": DataSpec(load_toy_spec, "toy:dates | toy:reverse", "generated date normalisation / string reversal",
+                    kind="pairs"),
     "synthnews": DataSpec(load_synthnews_spec, "synthnews[:N]",
-                          "generated news articles and summaries (N to train on)"),
-    "cnndm": DataSpec(load_cnndm_spec, "cnndm:PATH", "CNN/DailyMail from a folder (.story files or line files)"),
+                          "generated news articles and summaries (N to train on)", kind="summaries"),
+    "cnndm": DataSpec(load_cnndm_spec, "cnndm:PATH", "CNN/DailyMail from a folder (.story files or line files)",
+                      kind="summaries"),
     "synthnews-long": DataSpec(load_synthnews_long_spec, "synthnews-long[:N]",
-                               "SynthNews with 12-paragraph, ~800-token articles, for DCA (N to train on)"),
+                               "SynthNews with 12-paragraph, ~800-token articles, for DCA (N to train on)",
+                               kind="summaries"),
     "babi": DataSpec(load_babi_spec, "babi:TASK | babi:PATH:TASK",
-                     "bAbI QA: generated (TASK 1,2,3,6,7,8,11,15 or all), or a v1.2 folder holding en/ (1-20 or all)"),
+                     "bAbI QA: generated (TASK 1,2,3,6,7,8,11,15 or all), or a v1.2 folder holding en/ (1-20 or all)",
+                     kind="babi"),
 }
 
 
@@ -144,6 +156,14 @@ def data_choices() -> str:
 def spec_usages() -> str:
     """The valid specs on one line (for error messages; ``data_choices`` is the help table)."""
     return ", ".join(spec.usage for spec in DATA_SPECS.values())
+
+
+def spec_kind(spec: str) -> str:
+    """The kind of data ``spec`` loads (``pairs``, ``summaries``, ``babi``), without loading it."""
+    prefix = spec.partition(":")[0]
+    if prefix not in DATA_SPECS:
+        raise SpecError(f"unknown data spec {spec!r}; valid specs are: {spec_usages()}")
+    return DATA_SPECS[prefix].kind
 
 
 def load_data(spec: str, profile: str = "fast", seed: int = 0) -> Dataset:

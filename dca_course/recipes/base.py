@@ -15,11 +15,23 @@ import torch
 
 from .. import metrics
 from ..data.dataset import Dataset, SpecError
+from ..data.specs import KIND_NAMES
 from ..data.vocab import Vocab
 from ..io import write_json
 from ..losses import sequence_nll
 from ..train import TrainConfig, dist_info, fit, load_checkpoint, unwrap
 from .config import RecipeConfig
+
+
+#: What to train on each kind of data instead of a model that refuses it: kind -> (the model and
+#: flags to suggest, a note on the others).  Every pair of model and kind either trains or
+#: refuses with this (``tests/test_model_data_matrix.py`` walks them all).
+USE_INSTEAD = {
+    "pairs": ("seq2seq", "gru-lm, copynet and pointer-generator train on them too"),
+    "summaries": ("pointer-generator --no-pointer",
+                  "the attention baseline for summaries; pointer-generator, copynet and dca copy from the article"),
+    "babi": ("dmn", "the Dynamic Memory Network, notebook 03"),
+}
 
 
 class Recipe:
@@ -30,6 +42,9 @@ class Recipe:
     config_class: ClassVar[type] = RecipeConfig
     model_class: ClassVar[type] = torch.nn.Module
     data_kinds: ClassVar[tuple] = ("pairs", "summaries")
+    #: why this model refuses a kind of data it could technically read (kind -> reason), said in
+    #: its one-line refusal before what to use instead
+    refusal_reasons: ClassVar[dict] = {}
     #: ``{"fast": {...}, "full": {...}}``, generated from ``config_class`` (for notebooks and tools)
     profiles: ClassVar[dict] = {}
 
@@ -42,10 +57,21 @@ class Recipe:
             config = self.config_class.from_dict(config)
         self.config = config
 
+    @classmethod
+    def check_kind(cls, kind: str, spec: str) -> None:
+        """Refuse, in one line naming the model to use instead, data this model should not train
+        on.  The command line calls it before loading the data, so a refusal costs nothing."""
+        if kind in cls.data_kinds:
+            return
+        model, note = USE_INSTEAD[kind]
+        reason = cls.refusal_reasons.get(kind)
+        raise SpecError(f"{cls.name} does not train on {spec} ({KIND_NAMES[kind]})"
+                        + (f": {reason}" if reason else "")
+                        + f"; use `python -m dca_course train {model} --data {spec}`"
+                        + (f" ({note})" if note else ""))
+
     def check_data(self, data: Dataset) -> None:
-        if data.kind not in self.data_kinds:
-            raise SpecError(f"model {self.name!r} does not train on {data.spec!r} ({data.kind}); "
-                            f"it takes data of kind {', '.join(self.data_kinds)}")
+        self.check_kind(data.kind, data.spec)
 
     # -- hooks -----------------------------------------------------------------------------------
     def build_vocab(self, data: Dataset) -> Vocab:

@@ -56,6 +56,7 @@ class SummarizerRecipe(Seq2SeqRecipe):
 
     config_class = SummarizerConfig
     data_kinds = ("summaries", "pairs")
+    refusal_reasons: dict = {}
 
     def decode_lengths(self) -> tuple[int, int]:
         """(longest, shortest) output: the configuration's, resolved by ``for_data`` when

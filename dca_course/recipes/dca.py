@@ -105,6 +105,7 @@ class DCARecipe(SummarizerRecipe):
     config_class = DCAConfig
     model_class = DCA
     data_kinds = ("summaries",)
+    refusal_reasons = {"pairs": "its agents each read some paragraphs of an article"}
 
     def __init__(self, config):
         super().__init__(config)

@@ -38,6 +38,11 @@ class Seq2SeqRecipe(Recipe):
     name = "seq2seq"
     config_class = Seq2SeqConfig
     model_class = Seq2Seq
+    # Summaries are refused rather than sized from the data: `pointer-generator --no-pointer` is
+    # that sized attention encoder-decoder already (README, "Which model for which data").
+    data_kinds = ("pairs",)
+    refusal_reasons = {"summaries": "it is sized for the toy tasks (12 output tokens, every word in its "
+                                    "vocabulary, whole articles)"}
 
     def build_vocab(self, data):
         return Vocab.build([ex.source + ex.target for ex in data.train], max_size=self.config.vocab_size)
