@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -126,12 +127,11 @@ def main(argv=None) -> int:
 
 
 def _mean(xs):
-    return sum(xs) / len(xs)
+    return statistics.fmean(xs)
 
 
 def _sd(xs):
-    m = _mean(xs)
-    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
+    return statistics.stdev(xs) if len(xs) > 1 else 0.0
 
 
 def _stored_runs(payload: dict) -> dict:

@@ -181,7 +181,7 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
     info = init_distributed(device)
     model.to(device)
     optimizer = optimizer or torch.optim.Adam(model.parameters(), lr=config.lr)
-    history, start_epoch = History(), 0
+    history, start_epoch, saved_best = History(), 0, None
     ckpt = Path(out_dir) / "last.pt" if out_dir else None
     if ckpt is not None and resume and ckpt.exists():
         state = load_checkpoint(ckpt, map_location=device)
@@ -189,14 +189,21 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
         optimizer.load_state_dict(state["optimizer"])
         start_epoch = int(state["epoch"]) + 1
         history.epochs = list(state.get("history", []))
+        saved_best = state.get("best")
         if info.is_main and log:
             log(f"resumed from {ckpt} after epoch {start_epoch}")
     net = model
     if info.enabled:
         ids = [device.index] if device.type == "cuda" else None
         net = nn.parallel.DistributedDataParallel(model, device_ids=ids)
-    started = time.perf_counter()
-    best = _Best.restore(config.monitor, ckpt, resume, device) if config.monitor else None
+    best = _Best(config.monitor, saved_best) if config.monitor else None
+
+    def save(epoch: int) -> None:
+        save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                               "epoch": epoch, "history": history.epochs, "config": asdict(config),
+                               **(best.state() if best else {}), **(extra_state or {})})
+
+    started, epoch = time.perf_counter(), start_epoch - 1
     for epoch in range(start_epoch, config.epochs):
         net.train()
         batches = epoch_batches(epoch, config, make_batch, train_data=train_data, groups=groups,
@@ -229,27 +236,32 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
             net.eval()
             with torch.no_grad():
                 row.update(evaluate(model))
-        patience_out = best is not None and best.update(row, model, config.patience)
-        if best is not None and config.lr_patience and best.waited and best.waited % config.lr_patience == 0:
+        stop = out_of_time or (best is not None and best.update(row, model, config.patience))
+        decay = bool(best is not None and config.lr_patience and best.waited
+                     and best.waited % config.lr_patience == 0)
+        if info.enabled:   # rank 0 alone evaluates (and reads its clock): every process follows its decisions
+            decisions = [stop, decay]
+            torch.distributed.broadcast_object_list(decisions, src=0)
+            stop, decay = decisions
+        if decay:
             for group in optimizer.param_groups:
                 group["lr"] *= config.lr_decay
             row["lr"] = optimizer.param_groups[0]["lr"]
         history.epochs.append(row)
         if info.is_main and ckpt is not None:
-            save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                   "epoch": epoch, "history": history.epochs,
-                                   "config": asdict(config), **(best.state() if best else {}),
-                                   **(extra_state or {})})
+            save(epoch)
         if info.is_main and log:
             log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-        if out_of_time or patience_out:
+        if stop:
             break
     if best is not None and best.weights is not None:
         model.load_state_dict(best.weights)      # the best epoch's weights are the ones returned
         history.best = {"epoch": best.epoch, config.monitor: best.value}
         if info.is_main and ckpt is not None:    # and the ones `evaluate DIR` reads
-            state = load_checkpoint(ckpt, map_location=device)
-            save_checkpoint(ckpt, dict(state, model=model.state_dict()))
+            save(epoch)
+    if best is not None and info.enabled:        # rank 0 kept them: every process returns them
+        for tensor in model.state_dict().values():
+            torch.distributed.broadcast(tensor, src=0)
     return history
 
 
@@ -261,14 +273,6 @@ class _Best:
         self.monitor = monitor
         self.value, self.epoch = saved.get("value"), saved.get("epoch", 0)
         self.weights, self.waited = saved.get("weights"), saved.get("waited", 0)
-
-    @classmethod
-    def restore(cls, monitor: str, ckpt, resume: bool, device) -> "_Best":
-        """A fresh record, or the one a resumed run's checkpoint holds."""
-        saved = None
-        if ckpt is not None and resume and ckpt.exists():
-            saved = load_checkpoint(ckpt, map_location=device).get("best")
-        return cls(monitor, saved)
 
     def update(self, row: dict, model: nn.Module, patience: int) -> bool:
         """Record an epoch's metrics; True when ``patience`` evaluations passed without a better one."""

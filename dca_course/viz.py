@@ -253,6 +253,8 @@ def babi_results_table(stored: dict) -> str:
     """The per-task table of a stored ``benchmarks/babi_real.py`` result beside the papers' figures
     (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.
     Stored results are data, printed plainly: the same text on every machine."""
+    import statistics
+
     from .data.babi import PAPER_ACCURACY_1K, TASK_NAMES
 
     dmn, memnn = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]
@@ -262,8 +264,7 @@ def babi_results_table(stored: dict) -> str:
         seeds = list(spread.get(t, {}).values())
         ours = f"{100 * stored['per_task'][t]:.1f}"
         if len(seeds) > 1:
-            m = sum(seeds) / len(seeds)
-            ours += f" ± {100 * (sum((x - m) ** 2 for x in seeds) / (len(seeds) - 1)) ** 0.5:.1f}"
+            ours += f" ± {100 * statistics.stdev(seeds):.1f}"
         flag = " *" if 100 * stored["per_task"][t] < dmn[int(t)] - 3 else ""
         lines.append(f"{t:>4}  {TASK_NAMES[int(t)].split('_', 1)[1]:<26}{ours:>14}{dmn[int(t)]:>11.1f}"
                      f"{memnn[int(t)]:>7.0f}{100 * stored['supporting_fact_accuracy'][t]:>14.1f}{flag}")

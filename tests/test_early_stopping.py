@@ -18,7 +18,7 @@ class _Batch:
         return self
 
 
-def _fit_scripted(scores, tmp_path=None, **config):
+def _fit_scripted(scores, tmp_path=None, resume=False, epochs=None, **config):
     """Train a one-weight model; the evaluation hook returns ``scores`` in turn and records the
     weight it saw at each epoch."""
     model = torch.nn.Linear(1, 1, bias=False)
@@ -33,8 +33,8 @@ def _fit_scripted(scores, tmp_path=None, **config):
 
     data = [torch.ones(1) for _ in range(4)]
     history = fit(model, data, make_batch=lambda xs: _Batch(torch.stack(xs)), loss_fn=loss_fn,
-                  evaluate=evaluate, out_dir=tmp_path, resume=False,
-                  config=TrainConfig(epochs=len(scores), batch_size=2, lr=0.1, progress=False, eval_every=1,
+                  evaluate=evaluate, out_dir=tmp_path, resume=resume,
+                  config=TrainConfig(epochs=epochs or len(scores), batch_size=2, lr=0.1, progress=False, eval_every=1,
                                      monitor="val_accuracy", **config))
     return model, history, seen
 
@@ -47,6 +47,14 @@ def test_the_best_epochs_weights_are_kept_and_patience_stops(tmp_path):
     assert float(model.weight.detach()) == seen[1] != seen[-1]
     # the checkpoint `evaluate DIR` reads holds the kept weights too
     assert float(load_checkpoint(tmp_path / "last.pt")["model"]["weight"]) == seen[1]
+
+
+def test_a_resumed_run_keeps_the_best_it_had_seen(tmp_path):
+    _, _, first = _fit_scripted([0.5, 0.9, 0.6], tmp_path)
+    # resumed for two more epochs that are both worse: the kept weights are still epoch 2's
+    model, history, _ = _fit_scripted([0.7, 0.8], tmp_path, resume=True, epochs=5)
+    assert history.best == {"epoch": 2, "val_accuracy": 0.9}
+    assert float(model.weight.detach()) == first[1]
 
 
 def test_a_tie_keeps_the_later_epoch_and_no_patience_trains_every_epoch():

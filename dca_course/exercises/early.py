@@ -12,14 +12,10 @@ import math
 import torch
 from torch import nn
 
-from .foundations import _say
+from .foundations import _call, _name, _say
 
 __all__ = ["check_perplexity", "check_teacher_forcing", "check_episode", "check_copy_scores",
            "check_selective_read"]
-
-
-def _name(obj) -> str:
-    return getattr(obj, "__name__", type(obj).__name__)
 
 
 def _first_match(got: torch.Tensor, guesses, atol: float) -> str:
@@ -121,12 +117,9 @@ def check_teacher_forcing(forward, *, seed: int = 0, atol: float = 1e-5) -> bool
     model, batch = _tiny_seq2seq(seed)
     with torch.no_grad():
         want = model(batch)["log_probs"]
-        try:
-            got = forward(model, batch)
-        except NotImplementedError:
-            return _say(False, what, "it is not implemented yet")
-        except Exception as exc:  # a learner's bug: report it rather than raise
-            return _say(False, what, f"forward(model, batch) raised {type(exc).__name__}: {exc}")
+        got, error = _call(forward, model, batch, call="forward(model, batch)")
+        if error:
+            return _say(False, what, error)
         if isinstance(got, dict):
             got = got.get("log_probs")
         if not isinstance(got, torch.Tensor):
@@ -187,12 +180,9 @@ def check_episode(episode, *, hidden_size: int = 5, batch: int = 3, facts: int =
 
     with torch.no_grad():
         want, states = run(g)
-        try:
-            got = episode(cell, c.clone(), g.clone())
-        except NotImplementedError:
-            return _say(False, what, "it is not implemented yet")
-        except Exception as exc:  # a learner's bug: report it rather than raise
-            return _say(False, what, f"episode(cell, facts, gates) raised {type(exc).__name__}: {exc}")
+        got, error = _call(episode, cell, c.clone(), g.clone(), call="episode(cell, facts, gates)")
+        if error:
+            return _say(False, what, error)
         if not isinstance(got, torch.Tensor):
             return _say(False, what, f"expected a tensor (batch, H), got {type(got).__name__}")
         if tuple(got.shape) == tuple(states.shape):
@@ -234,12 +224,9 @@ def check_copy_scores(copy_scores, *, hidden_size: int = 4, batch: int = 3, src_
         W_c = nn.Linear(2 * H, H)
     with torch.no_grad():
         want = (torch.tanh(W_c(keys)) * s.unsqueeze(1)).sum(-1)
-        try:
-            got = copy_scores(keys.clone(), W_c, s.clone())
-        except NotImplementedError:
-            return _say(False, what, "it is not implemented yet")
-        except Exception as exc:  # a learner's bug: report it rather than raise
-            return _say(False, what, f"copy_scores(keys, W_c, s) raised {type(exc).__name__}: {exc}")
+        got, error = _call(copy_scores, keys.clone(), W_c, s.clone(), call="copy_scores(keys, W_c, s)")
+        if error:
+            return _say(False, what, error)
         if not isinstance(got, torch.Tensor):
             return _say(False, what, f"expected a tensor (batch, src_len), got {type(got).__name__}")
         if tuple(got.shape) != tuple(want.shape):

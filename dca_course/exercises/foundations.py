@@ -21,6 +21,21 @@ def _say(ok: bool, what: str, message: str) -> bool:
     return ok
 
 
+def _name(obj) -> str:
+    return getattr(obj, "__name__", type(obj).__name__)
+
+
+def _call(fn, *args, call: str | None = None):
+    """``(fn(*args), None)``, or ``(None, the FAIL line's message)`` when the learner's code raised;
+    ``call`` names the call in that message (default ``name(...)``)."""
+    try:
+        return fn(*args), None
+    except NotImplementedError:
+        return None, "it is not implemented yet"
+    except Exception as exc:  # a learner's bug: report it rather than raise
+        return None, f"{call or _name(fn) + '(...)'} raised {type(exc).__name__}: {exc}"
+
+
 def _gru_step(p: dict, x: torch.Tensor, h: torch.Tensor, *, reset_after: bool, swap_z: bool = False,
               order: str = "rzn") -> torch.Tensor:
     """A plain GRU step used only to guess a learner's mistake (other reset form, z swapped, gate order)."""

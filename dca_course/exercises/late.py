@@ -15,24 +15,10 @@ import torch
 from ..losses import coverage_loss, leave_one_out_baseline, self_critical_loss
 from ..models.dca import agent_messages, mix_agents
 from ..nn.copying import final_distribution
-from .foundations import _say
+from .foundations import _call, _name, _say
 
 __all__ = ["check_final_distribution", "check_coverage_loss", "check_agent_messages", "check_agent_distribution",
            "check_self_critical_loss", "check_leave_one_out", "check_seed_spread", "check_rouge_l"]
-
-
-def _name(fn) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
-
-
-def _call(fn, what: str, *args):
-    """(result, None), or (None, the FAIL line's message) when the learner's code raised."""
-    try:
-        return fn(*args), None
-    except NotImplementedError:
-        return None, "it is not implemented yet"
-    except Exception as exc:  # a learner's bug: report it rather than raise
-        return None, f"{_name(fn)}(...) raised {type(exc).__name__}: {exc}"
 
 
 def _same(got, want, atol: float = 1e-5) -> bool:
@@ -75,7 +61,7 @@ def check_final_distribution(fn, *, seed: int = 0) -> bool:
     what = f"check_final_distribution({_name(fn)})"
     p_vocab, attn, p_gen, src_ext, n_oov = _copy_inputs(seed)
     want = final_distribution(p_vocab, attn, p_gen, src_ext, n_oov)
-    got, error = _call(fn, what, p_vocab.clone(), attn.clone(), p_gen.clone(), src_ext.clone(), n_oov)
+    got, error = _call(fn, p_vocab.clone(), attn.clone(), p_gen.clone(), src_ext.clone(), n_oov)
     if error:
         return _say(False, what, error)
     V = p_vocab.size(1)
@@ -118,7 +104,7 @@ def check_coverage_loss(fn, *, seed: int = 0) -> bool:
     mask = torch.arange(6)[None, :] < torch.tensor([6, 4, 2])[:, None]
     coverage = torch.cumsum(attn, 1) - attn
     want = coverage_loss(attn, coverage, mask)
-    got, error = _call(fn, what, attn.clone(), mask.clone())
+    got, error = _call(fn, attn.clone(), mask.clone())
     if error:
         return _say(False, what, error)
     if isinstance(got, tuple):           # (loss, coverage) as notebook 05's my_coverage_loss returns
@@ -156,7 +142,7 @@ def check_agent_messages(fn, *, seed: int = 0) -> bool:
     agent_mask = torch.tensor([[True] * 4, [True, True, True, False], [True, False, False, False]])
     last = last * agent_mask.unsqueeze(-1)                 # an empty agent's state is zero, as in the model
     want = agent_messages(last, agent_mask)
-    got, error = _call(fn, what, last.clone(), agent_mask.clone())
+    got, error = _call(fn, last.clone(), agent_mask.clone())
     if error:
         return _say(False, what, error)
     problem = _shape_problem(got, want)
@@ -198,7 +184,7 @@ def check_agent_distribution(fn, *, seed: int = 0) -> bool:
     src_ext = torch.randint(0, V + n_oov, (B, M, L), generator=gen)
     p_agents = final_distribution(p_vocab.unsqueeze(1).expand(B, M, V), word_attn, p_gen, src_ext, n_oov)
     want = mix_agents(p_agents, agent_attn)
-    got, error = _call(fn, what, p_vocab.clone(), word_attn.clone(), p_gen.clone(), agent_attn.clone(),
+    got, error = _call(fn, p_vocab.clone(), word_attn.clone(), p_gen.clone(), agent_attn.clone(),
                        src_ext.clone(), n_oov)
     if error:
         return _say(False, what, error)
@@ -238,7 +224,7 @@ def check_self_critical_loss(fn, *, seed: int = 0) -> bool:
     r_g = torch.tensor([0.30, 0.25, 0.35, 0.30])
     want = self_critical_loss(lp, mask, r_s, r_g)
     lp_in, r_s_in = lp.clone().requires_grad_(True), r_s.clone().requires_grad_(True)
-    got, error = _call(fn, what, lp_in, mask.clone(), r_s_in, r_g.clone())
+    got, error = _call(fn, lp_in, mask.clone(), r_s_in, r_g.clone())
     if error:
         return _say(False, what, error)
     problem = _shape_problem(got, want)
@@ -280,7 +266,7 @@ def check_leave_one_out(fn, *, seed: int = 0) -> bool:
     k, batch = 4, 3
     rewards = torch.rand(k * batch, generator=gen, dtype=torch.float64)
     want = leave_one_out_baseline(rewards, k)
-    got, error = _call(fn, what, rewards.clone(), k)
+    got, error = _call(fn, rewards.clone(), k)
     if error:
         return _say(False, what, error)
     problem = _shape_problem(got, want)
@@ -313,7 +299,7 @@ def check_seed_spread(fn) -> bool:
     cases = [[0.554, 0.531, 0.577], [46.2, 44.9, 47.3, 45.0], [0.1, 0.1]]
     for values in cases:
         want = (statistics.mean(values), statistics.stdev(values))
-        got, error = _call(fn, what, list(values))
+        got, error = _call(fn, list(values))
         if error:
             return _say(False, what, error)
         try:
@@ -366,7 +352,7 @@ def check_rouge_l(fn, *, seed: int = 0) -> bool:
     for pred, ref in pairs:
         scores = scorer.score(" ".join(ref), " ".join(pred))
         want = scores["rougeL"].fmeasure
-        got, error = _call(fn, what, list(pred), list(ref))
+        got, error = _call(fn, list(pred), list(ref))
         if error:
             return _say(False, what, error if error.endswith("not implemented yet")
                         else error + f" (prediction {pred}, reference {ref})")
