@@ -123,6 +123,7 @@ class TrainConfig:
     # evaluations without a better one (0: a constant learning rate).
     lr_decay: float = 0.5
     lr_patience: int = 0
+    weight_decay: float = 0.0  # L2 penalty of Adam (the DMN papers regularize with L2)
 
 
 @dataclass
@@ -180,7 +181,7 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
     device = device or next(model.parameters()).device
     info = init_distributed(device)
     model.to(device)
-    optimizer = optimizer or torch.optim.Adam(model.parameters(), lr=config.lr)
+    optimizer = optimizer or torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     history, start_epoch, saved_best = History(), 0, None
     ckpt = Path(out_dir) / "last.pt" if out_dir else None
     if ckpt is not None and resume and ckpt.exists():

@@ -139,3 +139,11 @@ def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_see
     assert payload["paper"]["dmn"]["19"] == 34.5
     # a stored file gives back the runs it was written from, so that more seeds can be added to it
     assert babi_real._stored_runs(payload) == runs
+    # the model line says which gate features, time features and L2 penalty the runs had
+    assert "DMN+'s four-part gate features" in table and "`time_features=True`" in table
+    assert "an L2 penalty of 0.001" in table
+    babi_real.write_results(tmp_path / "s", runs, dict(settings, gate_features="dmn", time_features=False,
+                                                       weight_decay=0.0), wall=60.0)
+    plain = (tmp_path / "s.md").read_text()
+    assert "nine-part gate features" in plain and "time_features" not in plain.split("Settings")[0]
+    assert "L2 penalty" not in plain

@@ -310,3 +310,65 @@ def test_the_last_pass_is_taught_every_supporting_fact_left_over():
     from dca_course.models.dmn import gate_targets
     t = gate_targets(torch.tensor([[2, 0, 1], [1, -1, -1]]), passes=2, n_facts=3)
     assert t.tolist() == [[[0, 0, 1], [1, 1, 0]], [[0, 1, 0], [0, 0, 0]]]
+
+
+def test_dmn_plus_feature_vector_has_four_comparisons_in_order():
+    from dca_course.models.dmn import dmn_plus_features
+    c = torch.tensor([[[1.0, 2.0]]])
+    m = torch.tensor([[3.0, -1.0]])
+    q = torch.tensor([[0.5, 4.0]])
+    z = dmn_plus_features(c, m, q)[0, 0]
+    assert z.tolist() == [0.5, 8,  3, -2,  0.5, 2,  2, 3]      # c*q, c*m, |c-q|, |c-m|
+    _, _, model, batch = _setup("dmn+", gate_features="dmn+")
+    assert model.gate_hidden.in_features == 4 * 10
+    with pytest.raises(ValueError, match="gate_features"):
+        DMN(10, 4, 4, gate_features="nine")
+
+
+def test_time_features_by_hand():
+    from dca_course.models.dmn import TIME_SCALE, time_features
+    t = torch.arange(5.0).expand(2, -1)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    where = torch.tensor([[2.0], [3.0]])        # previous pass read fact 2; row 2: the question (3 facts)
+    f = time_features(t, where, mask) * TIME_SCALE
+    assert f[0].tolist() == [[4, 2, 0], [3, 1, 0], [2, 0, 0], [1, 0, 1], [0, 0, 2]]
+    assert f[1].tolist() == [[2, 3, 0], [1, 2, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0]]   # padded facts: 0
+
+
+def test_time_features_tell_the_gate_where_the_previous_pass_read():
+    # Two stories with the same facts: with time features the second pass's gates depend on
+    # where the first pass read, without them they cannot (the facts' content is all they see).
+    exs, vocab, model, batch = _setup("dmn+", time_features=True)
+    assert model.gate_hidden.in_features == 7 * 10 + 2 + 3
+    c = torch.randn(1, 4, 10)
+    q = torch.randn(1, 10)
+    mask = torch.ones(1, 4, dtype=torch.bool)
+    t = torch.arange(4.0)[None]
+    from dca_course.models.dmn import time_features
+    early = model.gate_scores(c, q, q, time_features(t, torch.tensor([[0.0]]), mask))
+    late = model.gate_scores(c, q, q, time_features(t, torch.tensor([[3.0]]), mask))
+    assert not torch.allclose(early, late)
+    # the first pass measures from the question (after the last fact); padded facts are zero gate
+    out = model(batch)
+    assert (out["gates"][1, :, 2:] == 0).all() and torch.allclose(out["gates"].sum(-1), torch.ones(2, 2))
+    # and a padded story gives its real facts the same gates as alone
+    alone = model(make_dmn_batch(exs[1:], vocab))
+    assert torch.allclose(alone["gates"][0], out["gates"][1, :, :2], atol=1e-6)
+
+
+def test_weight_decay_reaches_the_optimizer(tmp_path):
+    from dca_course.recipes.dmn import DMNConfig, DMNRecipe
+    recipe = DMNRecipe(DMNConfig(weight_decay=1e-3))
+    assert recipe.train_config(2, 0, False).weight_decay == 1e-3
+    from dataclasses import replace
+    from dca_course.train import TrainConfig, fit
+    model = torch.nn.Linear(2, 1, bias=False)
+    torch.nn.init.ones_(model.weight)
+    def loss(m, b):        # zero input, zero gradient: only the decay can move the weights
+        return (m(b) ** 2).sum(), {}
+    config = TrainConfig(epochs=1, batch_size=1, lr=0.1, progress=False)
+    fit(model, [0], make_batch=lambda ex: torch.zeros(len(ex), 2), loss_fn=loss, config=config)
+    assert torch.equal(model.weight, torch.ones(1, 2))
+    fit(model, [0], make_batch=lambda ex: torch.zeros(len(ex), 2), loss_fn=loss,
+        config=replace(config, weight_decay=0.5))
+    assert (model.weight < 1).all()

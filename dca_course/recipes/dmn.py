@@ -32,11 +32,18 @@ class DMNConfig(RecipeConfig):
                                     "+ bidirectional fusion GRU", flags=("--dmn-input",), choices=("gru", "fusion"))
     memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W^i [m^{i-1}; e^i; q] + b^i), a layer per pass (DMN+)",
                               flags=("--dmn-memory-update",), choices=("gru", "relu"))
+    time_features: bool = knob(False, "give the gate each fact's place in time: how recent, how far before or "
+                                      "after the fact the previous pass read (bAbI tasks 2 and 3 ask for the latest "
+                                      "or the previous move)")
+    gate_features: str = knob("dmn", "the gate's features: Kumar et al.'s nine parts [c, m, q, c*q, c*m, |c-q|, "
+                                     "|c-m|, cWq, cWm] or DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|]",
+                              choices=("dmn", "dmn+"))
     gate_supervision: bool = knob(True, "add the cross-entropy of the gates against the supporting facts")
     gate_weight: float = knob(1.0, "weight of the gate supervision loss")
     answer: str = knob("auto", "the answer module: word, sequence, or auto (sequence exactly when some "
                                "training answer has several words)")
     dropout: float = knob(0.0, "dropout")
+    weight_decay: float = knob(0.0, "L2 penalty on the weights (Adam's weight_decay)")
     val_fraction: float = knob(0.0, "hold out this share of the training questions (never the test) to score "
                                     "every epoch, keep the best epoch's weights and stop early")
     patience: int = knob(0, "with --val-fraction: stop after this many epochs without a better held-out "
@@ -69,7 +76,7 @@ class DMNRecipe(Recipe):
         c = self.config
         return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
-                   memory_update=c.memory_update, dropout=c.dropout, pad_id=vocab.pad_id,
+                   memory_update=c.memory_update, time_features=c.time_features, gate_features=c.gate_features, dropout=c.dropout, pad_id=vocab.pad_id,
                    bos_id=vocab.bos_id, eos_id=vocab.eos_id)
 
     def answer_mode(self, train) -> str:
@@ -101,7 +108,7 @@ class DMNRecipe(Recipe):
         return {"val_accuracy": self.score(model, held_out, vocab, device)["accuracy"]}
 
     def train_config(self, epochs, seed, progress):
-        config = super().train_config(epochs, seed, progress)
+        config = replace(super().train_config(epochs, seed, progress), weight_decay=self.config.weight_decay)
         if not self.config.val_fraction:
             return config
         return replace(config, eval_every=1, monitor="val_accuracy", patience=self.config.patience,
