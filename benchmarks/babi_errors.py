@@ -67,7 +67,8 @@ def main(argv=None) -> int:
         acc = lambda k: 100 * r["right"][k] / max(r["counts"][k], 1)
         off = ", ".join(f"{k.split()[1]}: {r['counts'][k]}" for k in bad)
         bad_acc = 100 * sum(r["right"][k] for k in bad) / max(n_bad, 1)
-        print(f"| {task} | {r['n']} | {r['counts'][good]} | {acc(good):.1f}% | {n_bad} (pass {off}) | {bad_acc:.1f}% |")
+        lost = f"{n_bad} (pass {off}) | {bad_acc:.1f}%" if n_bad else "0 | -"
+        print(f"| {task} | {r['n']} | {r['counts'][good]} | {acc(good):.1f}% | {lost} |")
     if "19" in args.tasks.split(","):
         n, start, goal = first_hop_ambiguity(args.folder)
         print(f"\nTask 19: the start room is in more than one fact in {start} of {n} test questions, "
