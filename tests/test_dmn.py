@@ -333,6 +333,10 @@ def test_time_features_by_hand():
     f = time_features(t, where, mask) * TIME_SCALE
     assert f[0].tolist() == [[4, 2, 0], [3, 1, 0], [2, 0, 0], [1, 0, 1], [0, 0, 2]]
     assert f[1].tolist() == [[2, 3, 0], [1, 2, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0]]   # padded facts: 0
+    from dca_course.models.dmn import read_position
+    g = torch.tensor([[0.0, 0.25, 0.0, 0.75, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]], requires_grad=True)
+    p = read_position(g, t)
+    assert p.tolist() == [[2.5], [0.0]] and not p.requires_grad     # 0.25 * 1 + 0.75 * 3; detached
 
 
 def test_time_features_tell_the_gate_where_the_previous_pass_read():

@@ -12,18 +12,10 @@ import math
 import torch
 from torch import nn
 
-from .foundations import _call, _name, _say
+from .foundations import _call, _first_match, _name, _say
 
 __all__ = ["check_perplexity", "check_teacher_forcing", "check_episode", "check_copy_scores",
            "check_selective_read"]
-
-
-def _first_match(got: torch.Tensor, guesses, atol: float) -> str:
-    """The hint of the first wrong answer in ``guesses`` [(tensor, hint)] that ``got`` equals."""
-    for wrong, hint in guesses:
-        if isinstance(wrong, torch.Tensor) and wrong.shape == got.shape and torch.allclose(got, wrong, atol=atol):
-            return " Hint: " + hint + "."
-    return ""
 
 
 # -- notebook 01: a language model's perplexity --------------------------------------------------

@@ -36,6 +36,20 @@ def _call(fn, *args, call: str | None = None):
         return None, f"{call or _name(fn) + '(...)'} raised {type(exc).__name__}: {exc}"
 
 
+def _same(got, want: torch.Tensor, atol: float = 1e-5) -> bool:
+    """``got`` is a tensor of ``want``'s shape and values (within ``atol``)."""
+    return (isinstance(got, torch.Tensor) and got.shape == want.shape
+            and torch.allclose(got.detach().to(want.dtype), want, atol=atol))
+
+
+def _first_match(got, guesses, atol: float = 1e-5) -> str:
+    """" Hint: ..." for the first wrong answer in ``guesses`` [(tensor, hint)] that ``got`` equals, else ""."""
+    for wrong, hint in guesses:
+        if isinstance(wrong, torch.Tensor) and _same(got, wrong, atol):
+            return " Hint: " + hint + "."
+    return ""
+
+
 def _gru_step(p: dict, x: torch.Tensor, h: torch.Tensor, *, reset_after: bool, swap_z: bool = False,
               order: str = "rzn") -> torch.Tensor:
     """A plain GRU step used only to guess a learner's mistake (other reset form, z swapped, gate order)."""

@@ -15,15 +15,10 @@ import torch
 from ..losses import coverage_loss, leave_one_out_baseline, self_critical_loss
 from ..models.dca import agent_messages, mix_agents
 from ..nn.copying import final_distribution
-from .foundations import _call, _name, _say
+from .foundations import _call, _first_match, _name, _same, _say
 
 __all__ = ["check_final_distribution", "check_coverage_loss", "check_agent_messages", "check_agent_distribution",
            "check_self_critical_loss", "check_leave_one_out", "check_seed_spread", "check_rouge_l"]
-
-
-def _same(got, want, atol: float = 1e-5) -> bool:
-    return (isinstance(got, torch.Tensor) and got.shape == want.shape
-            and torch.allclose(got.detach().to(want.dtype), want, atol=atol))
 
 
 def _shape_problem(got, want) -> str | None:
@@ -32,13 +27,6 @@ def _shape_problem(got, want) -> str | None:
     if got.shape != want.shape:
         return f"it returned shape {tuple(got.shape)}, expected {tuple(want.shape)}"
     return None
-
-
-def _first_match(got, guesses) -> str:
-    for want, hint in guesses:
-        if _same(got, want, atol=1e-5):
-            return " Hint: " + hint
-    return ""
 
 
 # -- notebook 05: the pointer-generator and coverage -------------------------------------------

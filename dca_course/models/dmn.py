@@ -125,7 +125,7 @@ from ..data.babi.batching import (SENTENCE_END, DMNBatch, babi_vocab, length_buc
 from ..nn.attention import masked_softmax
 from ..nn.gru import AttentionGRUCell
 from .dmn_gate import (GATE_FEATURES, TIME_FEATURES, TIME_SCALE, dmn_features, dmn_plus_features,  # noqa: F401
-                       gate_supervision_loss, gate_targets, time_features)     # (re-exported)
+                       gate_supervision_loss, gate_targets, read_position, time_features)  # (re-exported)
 
 VARIANTS = ("dmn", "dmn+")
 INPUT_MODULES = ("gru", "fusion")
@@ -310,13 +310,15 @@ class DMN(nn.Module):
     def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> dict:
         """T_M passes of the episodic memory; m^0 = q."""
         m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
-        t = torch.arange(c.size(1), device=c.device, dtype=c.dtype).expand(c.size(0), -1)   # (batch, facts)
-        where = mask.sum(1, keepdim=True).to(c.dtype)                   # p^0: the question, after the last fact
+        time = None
+        if self.time_features:
+            t = torch.arange(c.size(1), device=c.device, dtype=c.dtype).expand(c.size(0), -1)   # (batch, facts)
+            time = time_features(t, mask.sum(1, keepdim=True).to(c.dtype), mask)   # p^0: after the last fact
         for i in range(1, self.passes + 1):
-            time = time_features(t, where, mask) if self.time_features else None
             scores = self.gate_scores(c, m, q, time)                    # (batch, facts)
             g = self.gates_from_scores(scores, mask)
-            where = (g.detach() * t).sum(1, keepdim=True) / g.detach().sum(1, keepdim=True).clamp_min(1e-6)
+            if self.time_features:      # the next pass measures from where this one read, p^i
+                time = time_features(t, read_position(g, t), mask)
             e = self.episode(c, g)                                      # (batch, H)
             m = self.update_memory(i, m, e, q)
             memories.append(m)

@@ -46,6 +46,14 @@ def time_features(t: torch.Tensor, where: torch.Tensor, mask: torch.Tensor) -> t
     return feats * mask.unsqueeze(-1).to(t.dtype) / TIME_SCALE
 
 
+def read_position(g: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """``p^i = sum_t g^i_t t``: where a pass read, (batch, 1), from its gates g (batch, facts) and the
+    facts' indices t.  Detached: the next pass reads the place, it does not train the gates
+    (their supervision does)."""
+    g = g.detach()
+    return (g * t).sum(1, keepdim=True) / g.sum(1, keepdim=True).clamp_min(1e-6)
+
+
 def dmn_plus_features(c: torch.Tensor, m: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """Xiong et al.'s shorter feature vector (DMN+, section 3.3): only comparisons, no raw vectors::
 
