@@ -3,7 +3,7 @@
 DMN recipe holds its validation questions out of the training ones."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -69,13 +69,21 @@ def test_the_learning_rate_halves_after_lr_patience_epochs_without_progress():
     assert lrs == [None, None, 0.05, None, 0.025, None, None]
 
 
-def test_dmn_holds_out_a_seeded_share_of_the_training_questions():
+def test_dmn_holds_out_a_seeded_share_of_the_training_stories_with_all_their_questions():
+    from dca_course.data.babi import generate_examples, story_ids
     from dca_course.recipes import DMNConfig, DMNRecipe
 
     recipe = DMNRecipe(DMNConfig.from_profile("fast", dict(val_fraction=0.1)))
-    train = list(range(200))
+    train = generate_examples(1, 200, seed=0)             # 5 questions per story, as the release has it
+    story = story_ids(train)
+    assert story[-1] + 1 == 40 and story[:6] == [0, 0, 0, 0, 0, 1]
     kept, held = recipe.validation_split(train, seed=3)
-    assert len(held) == 20 and sorted(kept + held) == train and not set(kept) & set(held)
+    assert len(held) == 20 and len(kept) == 180
+    of = {id(ex): s for ex, s in zip(train, story)}
+    assert not {of[id(ex)] for ex in kept} & {of[id(ex)] for ex in held}      # no story on both sides
     assert recipe.validation_split(train, seed=3) == (kept, held)
     assert recipe.validation_split(train, seed=4)[1] != held
+    # examples without line ids are each a story of their own
+    loose = [replace(ex, line_ids=[], question_id=0) for ex in train]
+    assert story_ids(loose) == list(range(200)) and len(recipe.validation_split(loose, 3)[1]) == 20
     assert DMNRecipe(DMNConfig.from_profile("fast")).validation_split(train, 0) == (train, [])

@@ -51,14 +51,14 @@ the package itself: ``from dca_course.data.babi import read_babi, make_dmn_batch
 from .batching import SENTENCE_END, DMNBatch, babi_vocab, length_buckets, make_dmn_batch
 from .download import BABI_SHA256, BABI_URL, PAPER_ACCURACY_1K, TASK_NAMES, ChecksumError, default_cache_dir, download_babi, load_task
 from .format import (BabiFormatError, examples_to_stories, format_babi, parse_babi_lines, parse_babi_stories,
-                     read_babi, read_babi_stories, write_babi)
+                     read_babi, read_babi_stories, story_ids, write_babi)
 from .generate import GENERATED_TASKS, generate_examples, generate_task, load_generated
 from .story import BabiExample, Question, Statement, Story, StoryLine, stories_to_examples, tokenize, vocabulary
 
 __all__ = [
     "BabiExample", "Statement", "Question", "Story", "StoryLine", "BabiFormatError", "ChecksumError",
     "tokenize", "parse_babi_stories", "parse_babi_lines", "read_babi_stories", "read_babi",
-    "stories_to_examples", "examples_to_stories", "format_babi", "write_babi",
+    "stories_to_examples", "examples_to_stories", "format_babi", "write_babi", "story_ids",
     "GENERATED_TASKS", "generate_task", "generate_examples", "load_generated",
     "TASK_NAMES", "PAPER_ACCURACY_1K", "load_task", "vocabulary",
     "BABI_URL", "BABI_SHA256", "default_cache_dir", "download_babi",

@@ -211,6 +211,16 @@ def _continues(prev: BabiExample, ex: BabiExample) -> bool:
             and len(ex.story) >= n and ex.line_ids[:n] == prev.line_ids and ex.story[:n] == prev.story)
 
 
+def story_ids(examples: Sequence[BabiExample]) -> list[int]:
+    """The story of each example, numbered 0, 1, ... in order: consecutive examples whose file line
+    ids show a later question of the same story (as :func:`read_babi` gives them) share a number.
+    Examples without line ids each get a story of their own."""
+    ids: list[int] = []
+    for k, ex in enumerate(examples):
+        ids.append(ids[-1] if k and _continues(examples[k - 1], ex) else (ids[-1] + 1 if ids else 0))
+    return ids
+
+
 def _story_from_line_ids(group: list[BabiExample]) -> Story | None:
     """Rebuild one story from its examples' line ids; None if the ids do not fit together."""
     lines: dict[int, tuple] = {}
