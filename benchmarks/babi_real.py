@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -68,8 +69,9 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int,
               retry_weight_decay: float | None = None, retry_below: float = 0.95) -> dict:
     """One task, one seed.  A task whose held-out accuracy stays under ``retry_below`` trains again
     with the weaker L2 penalty ``retry_weight_decay``, and the model with the better held-out
-    accuracy is kept (the first on a tie): the choice is made on the training questions' held-out
-    share, never on the test.  ``train_seconds`` counts both trainings."""
+    accuracy is kept (the first on a tie): the choice is made on the held-out training stories,
+    never on the test.  The kept model's run folder is ``taskNN``, the other's ``taskNN_wdW``.
+    ``train_seconds`` counts both trainings."""
     folder_of = Path(out) / f"seed{seed}"
     first = _train_once(task, folder, overrides, folder_of / f"task{task:02d}", seed)
     tries = [first]
@@ -77,6 +79,12 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int,
         tries.append(_train_once(task, folder, dict(overrides, weight_decay=retry_weight_decay),
                                  folder_of / f"task{task:02d}_wd{retry_weight_decay:g}", seed))
     kept = max(tries, key=lambda r: r["val_accuracy"])          # max keeps the first on a tie
+    if kept is not first:      # task folder NN holds the kept model (babi_errors.py reads it there)
+        main, other = folder_of / f"task{task:02d}", folder_of / f"task{task:02d}_wd{retry_weight_decay:g}"
+        aside = folder_of / f"task{task:02d}_wd{first['weight_decay']:g}"
+        shutil.rmtree(aside, ignore_errors=True)
+        main.rename(aside)
+        other.rename(main)
     result = dict(kept, train_seconds=round(sum(r["train_seconds"] for r in tries), 1),
                   wall_seconds=round(sum(r["wall_seconds"] for r in tries), 1))
     result["tries"] = [{k: r.get(k) for k in TRY_KEYS} for r in tries]

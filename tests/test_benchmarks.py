@@ -150,25 +150,32 @@ def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_see
     assert "trains again with 0.0003" in table and "trains again" not in plain.split("Settings")[0]
 
 
-def test_babi_real_trains_a_task_again_with_a_weaker_penalty_only_when_its_held_out_accuracy_is_low(monkeypatch):
+def test_babi_real_trains_a_task_again_with_a_weaker_penalty_only_when_its_held_out_accuracy_is_low(monkeypatch,
+                                                                                                    tmp_path):
     babi_real = load("babi_real")
     held_out = {}      # (task, weight decay) -> held-out accuracy of the fake training
     calls = []
 
     def fake_train(task, folder, overrides, out, seed):
         calls.append((task, overrides["weight_decay"], out.name))
+        out.mkdir(parents=True)
+        (out / "wd").write_text(str(overrides["weight_decay"]))
         return {"accuracy": 0.5 + overrides["weight_decay"], "val_accuracy": held_out[task, overrides["weight_decay"]],
                 "best_epoch": 3, "epochs": 9, "train_seconds": 10.0, "wall_seconds": 11.0,
                 "weight_decay": overrides["weight_decay"]}
 
     monkeypatch.setattr(babi_real, "_train_once", fake_train)
     held_out.update({(1, 1e-3): 0.95, (17, 1e-3): 0.52, (17, 3e-4): 0.61, (3, 1e-3): 0.80, (3, 3e-4): 0.80})
-    solved = babi_real._run_task(1, "f", {"weight_decay": 1e-3}, "runs", 0, 3e-4, 0.95)
+    solved = babi_real._run_task(1, "f", {"weight_decay": 1e-3}, tmp_path / "runs", 0, 3e-4, 0.95)
     assert calls == [(1, 1e-3, "task01")] and solved["weight_decay"] == 1e-3 and len(solved["tries"]) == 1
-    retried = babi_real._run_task(17, "f", {"weight_decay": 1e-3}, "runs", 0, 3e-4, 0.95)
+    retried = babi_real._run_task(17, "f", {"weight_decay": 1e-3}, tmp_path / "runs", 0, 3e-4, 0.95)
     assert calls[1:] == [(17, 1e-3, "task17"), (17, 3e-4, "task17_wd0.0003")]
     assert retried["weight_decay"] == 3e-4 and retried["accuracy"] == 0.5 + 3e-4
     assert retried["train_seconds"] == 20.0 and [x["val_accuracy"] for x in retried["tries"]] == [0.52, 0.61]
-    tie = babi_real._run_task(3, "f", {"weight_decay": 1e-3}, "runs", 0, 3e-4, 0.95)
+    seed0 = tmp_path / "runs" / "seed0"          # the kept model is in task17, the other one beside it
+    assert (seed0 / "task17" / "wd").read_text() == "0.0003" and (seed0 / "task17_wd0.001" / "wd").read_text() == "0.001"
+    assert not (seed0 / "task17_wd0.0003").exists()
+    tie = babi_real._run_task(3, "f", {"weight_decay": 1e-3}, tmp_path / "runs", 0, 3e-4, 0.95)
     assert tie["weight_decay"] == 1e-3                       # a tie keeps the first
-    assert len(babi_real._run_task(17, "f", {"weight_decay": 1e-3}, "runs", 0, None, 0.95)["tries"]) == 1
+    assert (seed0 / "task03" / "wd").read_text() == "0.001" and (seed0 / "task03_wd0.0003").is_dir()
+    assert len(babi_real._run_task(17, "f", {"weight_decay": 1e-3}, tmp_path / "other", 0, None, 0.95)["tries"]) == 1
