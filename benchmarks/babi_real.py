@@ -72,19 +72,18 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int,
     accuracy is kept (the first on a tie): the choice is made on the held-out training stories,
     never on the test.  The kept model's run folder is ``taskNN``, the other's ``taskNN_wdW``.
     ``train_seconds`` counts both trainings."""
-    folder_of = Path(out) / f"seed{seed}"
-    first = _train_once(task, folder, overrides, folder_of / f"task{task:02d}", seed)
+    run_dir = Path(out) / f"seed{seed}" / f"task{task:02d}"
+    aside = lambda wd: run_dir.with_name(f"{run_dir.name}_wd{wd:g}")     # taskNN_wdW
+    first = _train_once(task, folder, overrides, run_dir, seed)
     tries = [first]
     if retry_weight_decay is not None and first["val_accuracy"] < retry_below:
         tries.append(_train_once(task, folder, dict(overrides, weight_decay=retry_weight_decay),
-                                 folder_of / f"task{task:02d}_wd{retry_weight_decay:g}", seed))
+                                 aside(retry_weight_decay), seed))
     kept = max(tries, key=lambda r: r["val_accuracy"])          # max keeps the first on a tie
-    if kept is not first:      # task folder NN holds the kept model (babi_errors.py reads it there)
-        main, other = folder_of / f"task{task:02d}", folder_of / f"task{task:02d}_wd{retry_weight_decay:g}"
-        aside = folder_of / f"task{task:02d}_wd{first['weight_decay']:g}"
-        shutil.rmtree(aside, ignore_errors=True)
-        main.rename(aside)
-        other.rename(main)
+    if kept is not first:      # taskNN holds the kept model (babi_errors.py reads it there)
+        shutil.rmtree(aside(first["weight_decay"]), ignore_errors=True)
+        run_dir.rename(aside(first["weight_decay"]))
+        aside(retry_weight_decay).rename(run_dir)
     result = dict(kept, train_seconds=round(sum(r["train_seconds"] for r in tries), 1),
                   wall_seconds=round(sum(r["wall_seconds"] for r in tries), 1))
     result["tries"] = [{k: r.get(k) for k in TRY_KEYS} for r in tries]
@@ -119,7 +118,7 @@ def main(argv=None) -> int:
     parser.add_argument("--weight-decay", type=float, default=DEFAULTS["weight_decay"], help="L2 penalty (Adam)")
     parser.add_argument("--retry-weight-decay", type=float, default=DEFAULTS["retry_weight_decay"],
                         help="a task whose held-out accuracy stays under --retry-below trains again with this "
-                             "L2 penalty; the better model on the held-out questions is kept (negative: never)")
+                             "L2 penalty; the better model on the held-out stories is kept (negative: never)")
     parser.add_argument("--retry-below", type=float, default=DEFAULTS["retry_below"],
                         help="held-out accuracy under which a task is trained again")
     parser.add_argument("--hidden", type=int, default=DEFAULTS["hidden"])

@@ -79,6 +79,7 @@ def test_dmn_holds_out_a_seeded_share_of_the_training_stories_with_all_their_que
     assert story[-1] + 1 == 40 and story[:6] == [0, 0, 0, 0, 0, 1]
     kept, held = recipe.validation_split(train, seed=3)
     assert len(held) == 20 and len(kept) == 180
+    assert sorted(map(id, kept + held)) == sorted(map(id, train))            # every question on one side
     of = {id(ex): s for ex, s in zip(train, story)}
     assert not {of[id(ex)] for ex in kept} & {of[id(ex)] for ex in held}      # no story on both sides
     assert recipe.validation_split(train, seed=3) == (kept, held)
