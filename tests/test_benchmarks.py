@@ -179,3 +179,41 @@ def test_babi_real_trains_a_task_again_with_a_weaker_penalty_only_when_its_held_
     assert tie["weight_decay"] == 1e-3                       # a tie keeps the first
     assert (seed0 / "task03" / "wd").read_text() == "0.001" and (seed0 / "task03_wd0.0003").is_dir()
     assert len(babi_real._run_task(17, "f", {"weight_decay": 1e-3}, tmp_path / "other", 0, None, 0.95)["tries"]) == 1
+
+
+def test_babi_real_fits_an_unsolved_task_last_on_every_story_for_the_chosen_epochs(monkeypatch, tmp_path):
+    babi_real = load("babi_real")
+    calls = []
+
+    def fake_train(task, folder, overrides, out, seed):
+        calls.append((overrides["weight_decay"], overrides["val_fraction"], overrides["epochs"], out.name))
+        out.mkdir(parents=True)
+        (out / "fit").write_text(f"{overrides['weight_decay']:g} {overrides['val_fraction']:g}")
+        held_out = {1e-3: 0.80, 3e-4: 0.85}[overrides["weight_decay"]] if overrides["val_fraction"] else None
+        return {"accuracy": 0.7 if overrides["val_fraction"] else 0.75, "val_accuracy": held_out,
+                "best_epoch": 12 if overrides["val_fraction"] else None, "epochs": overrides["epochs"],
+                "train_seconds": 10.0, "wall_seconds": 11.0, "weight_decay": overrides["weight_decay"],
+                "supporting_fact_accuracy": 0.9, "passes": 3}
+
+    monkeypatch.setattr(babi_real, "_train_once", fake_train)
+    settings = {"weight_decay": 1e-3, "val_fraction": 0.1, "epochs": 200}
+    r = babi_real._run_task(3, "f", settings, tmp_path / "runs", 0, 3e-4, 0.95, 0.95)
+    # the held-out stories chose L2 0.0003 and epoch 12; the last fit holds none out, for 12 epochs
+    assert calls == [(1e-3, 0.1, 200, "task03"), (3e-4, 0.1, 200, "task03_wd0.0003"), (3e-4, 0.0, 12, "task03")]
+    assert r["accuracy"] == 0.75 and r["weight_decay"] == 3e-4 and r["val_accuracy"] == 0.85
+    assert r["refit"] == {"epochs": 12, "held_out_model_accuracy": 0.7} and r["best_epoch"] == 12
+    assert r["epochs"] == 200 and r["train_seconds"] == 30.0 and len(r["tries"]) == 2
+    seed0 = tmp_path / "runs" / "seed0"      # the last fit in taskNN, the model it replaced beside it
+    assert (seed0 / "task03" / "fit").read_text() == "0.0003 0"
+    assert (seed0 / "task03_heldout" / "fit").read_text() == "0.0003 0.1"
+    assert (seed0 / "task03_wd0.001" / "fit").read_text() == "0.001 0.1"
+    # a task solved on its held-out stories, or no --refit-below: no last fit
+    calls.clear()
+    assert "refit" not in babi_real._run_task(3, "f", settings, tmp_path / "other", 0, 3e-4, 0.95, 0.80)
+    assert "refit" not in babi_real._run_task(3, "f", settings, tmp_path / "none", 0, 3e-4, 0.95, None)
+    assert len(calls) == 4
+    settings = dict(babi_real.DEFAULTS, jobs=2, seeds=[0], cpu_count=2, dmn_variant="dmn+")
+    assert settings["refit_below"] is None                  # off by default (the results file says why)
+    babi_real.write_results(tmp_path / "r", {3: {0: r}}, dict(settings, refit_below=0.95), wall=60.0)
+    table = (tmp_path / "r.md").read_text()
+    assert "| 12/200 | 0.0003 | 12 | 30 |" in table and "trains a last time on every training story" in table

@@ -376,3 +376,15 @@ def test_weight_decay_reaches_the_optimizer(tmp_path):
     fit(model, [0], make_batch=lambda ex: torch.zeros(len(ex), 2), loss_fn=loss,
         config=replace(config, weight_decay=0.5))
     assert (model.weight < 1).all()
+
+
+def test_passes_follow_the_supporting_facts_up_to_max_passes():
+    from types import SimpleNamespace
+    from dca_course.recipes.dmn import DMNConfig, DMNRecipe
+    ex = lambda n: BabiExample(story=[["a"]] * 8, question=["q"], answer=["x"], supporting=list(range(n)))
+    data = lambda *ns: SimpleNamespace(train=[ex(n) for n in ns])
+    vocab = babi_vocab(data(1).train)
+    passes = lambda config, *ns: DMNRecipe(config).model_for(data(*ns), vocab).passes
+    assert passes(DMNConfig(), 1, 2) == 2 and passes(DMNConfig(), 1, 8) == 3       # the course's cap: 3
+    assert passes(DMNConfig(max_passes=5), 1, 8) == 5 and passes(DMNConfig(max_passes=5), 4, 1) == 4
+    assert passes(DMNConfig(dmn_passes=2, max_passes=5), 8) == 2                    # --passes wins

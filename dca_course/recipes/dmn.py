@@ -27,7 +27,9 @@ class DMNConfig(RecipeConfig):
     dmn_variant: str = knob("dmn", "sigmoid gates + gated GRU (Kumar et al.) or softmax attention + "
                                    "attention-GRU (DMN+, Xiong et al.)", flags=("--variant",), choices=("dmn", "dmn+"))
     dmn_passes: int = knob(0, "passes of the episodic memory (T_M); 0: one per supporting fact of a training "
-                              "question, at most 3", flags=("--passes",), metavar="N")
+                              "question, at most --max-passes", flags=("--passes",), metavar="N")
+    max_passes: int = knob(3, "with --passes 0: at most this many passes (bAbI tasks 7 and 8 have questions "
+                              "with up to 8 supporting facts)", metavar="N")
     input_module: str = knob("gru", "a GRU over the story's words (Kumar et al.) or DMN+'s positional encoding "
                                     "+ bidirectional fusion GRU", flags=("--dmn-input",), choices=("gru", "fusion"))
     memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W^i [m^{i-1}; e^i; q] + b^i), a layer per pass (DMN+)",
@@ -84,8 +86,8 @@ class DMNRecipe(Recipe):
         return self.config.answer if self.config.answer != "auto" else answer_mode_for(train)
 
     def model_for(self, data, vocab):
-        # passes 0 = one pass per supporting fact of the most demanding training question, at most 3
-        passes = self.config.dmn_passes or min(3, max(len(ex.supporting) for ex in data.train))
+        # passes 0 = one pass per supporting fact of the most demanding training question, at most max_passes
+        passes = self.config.dmn_passes or min(self.config.max_passes, max(len(ex.supporting) for ex in data.train))
         return self.build_model(vocab, self.answer_mode(data.train), passes)
 
     def make_batch(self, examples, vocab):
