@@ -217,3 +217,5 @@ def test_babi_real_fits_an_unsolved_task_last_on_every_story_for_the_chosen_epoc
     babi_real.write_results(tmp_path / "r", {3: {0: r}}, dict(settings, refit_below=0.95), wall=60.0)
     table = (tmp_path / "r.md").read_text()
     assert "| 12/200 | 0.0003 | 12 | 30 |" in table and "trains a last time on every training story" in table
+    babi_real.write_results(tmp_path / "q", {3: {0: r}}, settings, wall=60.0)     # off: no "last fit" column
+    assert "| 12/200 | 0.0003 | 30 |" in (tmp_path / "q.md").read_text() and "last fit" not in (tmp_path / "q.md").read_text()
