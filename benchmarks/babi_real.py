@@ -67,6 +67,12 @@ def _train_once(task: int, folder: str, overrides: dict, out: Path, seed: int) -
     return result
 
 
+def _move_run(src: Path, dst: Path) -> None:
+    """Move a run folder to ``dst``, replacing whatever a previous run left there."""
+    shutil.rmtree(dst, ignore_errors=True)
+    src.rename(dst)
+
+
 TRY_KEYS = ("weight_decay", "val_accuracy", "accuracy", "best_epoch", "epochs", "train_seconds")
 
 
@@ -93,15 +99,12 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int,
                                  aside(retry_weight_decay), seed))
     kept = max(tries, key=lambda r: r["val_accuracy"])          # max keeps the first on a tie
     if kept is not first:      # taskNN holds the kept model (babi_errors.py reads it there)
-        shutil.rmtree(aside(first["weight_decay"]), ignore_errors=True)
-        run_dir.rename(aside(first["weight_decay"]))
+        _move_run(run_dir, aside(first["weight_decay"]))
         aside(retry_weight_decay).rename(run_dir)
     trainings = list(tries)
     result = dict(kept)
     if refit_below is not None and kept["val_accuracy"] < refit_below and kept.get("best_epoch"):
-        held_dir = run_dir.with_name(f"{run_dir.name}_heldout")
-        shutil.rmtree(held_dir, ignore_errors=True)
-        run_dir.rename(held_dir)
+        _move_run(run_dir, run_dir.with_name(f"{run_dir.name}_heldout"))
         final = _train_once(task, folder, dict(overrides, weight_decay=kept["weight_decay"], val_fraction=0.0,
                                                epochs=kept["best_epoch"]), run_dir, seed)
         trainings.append(final)
@@ -191,7 +194,8 @@ def main(argv=None) -> int:
             r = runs[t][s] = fut.result()
             held = ", ".join(f"{100 * x['val_accuracy']:.0f}%" for x in r["tries"] if x["val_accuracy"] is not None)
             if r.get("refit"):
-                held += f"; last fit on every story: {r['refit']['epochs']} epochs, the held-out model scored {100 * r['refit']['held_out_model_accuracy']:.1f}%"
+                held += (f"; last fit on every story: {r['refit']['epochs']} epochs, the held-out model scored "
+                         f"{100 * r['refit']['held_out_model_accuracy']:.1f}%")
             print(f"task {t:>2} seed {s}: {100 * r['accuracy']:5.1f}% (paper {PAPER_DMN[t]:5.1f}; supporting "
                   f"facts {100 * r['supporting_fact_accuracy']:5.1f}%, best epoch {r.get('best_epoch')} of "
                   f"{r['epochs']}, {r['train_seconds']:.0f} s; L2 {r['weight_decay']:g}, held-out "
@@ -279,7 +283,7 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
            "column says which)" if settings.get("retry_weight_decay") is not None else "")
         + (f"; a task whose kept model stays under {100 * settings['refit_below']:.0f}% on the held-out stories then "
            "trains a last time on every training story, for the kept model's best epoch's number of epochs (the "
-           "\"last fit\" column)" if settings.get("refit_below") is not None else "")
+           "\"last fit\" column)" if refits else "")
         + ", and the supporting-fact gate supervision the DMN paper uses on bAbI.",
         "",
         "Produced by `python benchmarks/babi_real.py PATH` (settings below). One model per task, trained on "
