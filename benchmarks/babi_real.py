@@ -11,7 +11,10 @@ thread each.  The model: DMN+ (softmax attention, attention-GRU episodes, fusion
 a ReLU memory update per pass; one pass per supporting fact of the task's training questions, at
 most 5, ``--max-passes``) with DMN+'s four-part gate features, the facts' place in time given to
 the gate, and an L2 penalty of 0.001 (``--gate-features``, ``--time-features``,
-``--weight-decay``: the results file measures what each of them does).  10% of each task's
+``--weight-decay``), and this course's word-match read: each pass reads which words of its facts
+are which words of the question (``--word-match``).  ``--episode-reads sentences`` (the episodes
+read each sentence's own encoding while the gates compare the fused facts) is measured in the
+results file and off by default.  10% of each task's
 training *stories* (with all their questions; never the test) are held out to pick the epoch and
 stop early.  A task whose held-out accuracy stays under 95% trains again with a weaker penalty,
 0.0003, and keeps whichever model scores better on the held-out stories (``--retry-weight-decay``,
@@ -44,7 +47,8 @@ PAPER_DMN, PAPER_MEMNN = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]
 PAPER = {"task 1": 100.0, "mean": 93.6, "dmn": PAPER_DMN, "memnn": PAPER_MEMNN, "memnn mean": 93.3}
 # The benchmark's training settings (the `full` profile's model, trained longer).
 DEFAULTS = dict(epochs=200, patience=50, lr_patience=0, val_fraction=0.1, hidden=80, batch_size=32, lr=3e-3, dropout=0.1, time_features=True, gate_features="dmn+", weight_decay=1e-3,
-                retry_weight_decay=3e-4, retry_below=0.95, refit_below=None, max_passes=5)
+                retry_weight_decay=3e-4, retry_below=0.95, refit_below=None, max_passes=5,
+                episode_reads="facts", word_match=True)
 # Longest stories first, so that two workers finish at about the same time.
 ORDER = [3, 2, 5, 8, 7, 18, 6, 14, 13, 11, 12, 20, 10, 9, 1, 15, 16, 19, 17, 4]
 
@@ -132,6 +136,10 @@ def main(argv=None) -> int:
                         help="seconds of training per task (default: none; the epochs and patience decide)")
     parser.add_argument("--variant", default="dmn+", choices=["dmn", "dmn+"])
     parser.add_argument("--input-module", default="fusion", choices=["gru", "fusion"])
+    parser.add_argument("--episode-reads", default=DEFAULTS["episode_reads"], choices=["facts", "sentences"],
+                        help="sentences: the episodes read each sentence's own encoding, the gates the fused facts")
+    parser.add_argument("--word-match", action=argparse.BooleanOptionalAction, default=DEFAULTS["word_match"],
+                        help="each pass also reads which words of its facts are which words of the question")
     parser.add_argument("--passes", type=int, default=0, help="0: one per supporting fact, at most --max-passes")
     parser.add_argument("--max-passes", type=int, default=DEFAULTS["max_passes"],
                         help="with --passes 0: at most this many passes (tasks 7 and 8 have questions with 4 to 8 "
@@ -171,7 +179,7 @@ def main(argv=None) -> int:
     folder = args.folder.expanduser().resolve()
     tasks = ORDER if args.tasks == "all" else [int(t) for t in args.tasks.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
-    overrides = dict(dmn_variant=args.variant, input_module=args.input_module, dmn_passes=args.passes, max_passes=args.max_passes,
+    overrides = dict(dmn_variant=args.variant, input_module=args.input_module, episode_reads=args.episode_reads, word_match=args.word_match, dmn_passes=args.passes, max_passes=args.max_passes,
                      answer=args.answer, memory_update=args.memory_update, time_features=args.time_features, gate_features=args.gate_features, weight_decay=args.weight_decay, emb_size=args.hidden,
                      hidden_size=args.hidden, batch_size=args.batch_size, lr=args.lr, dropout=args.dropout,
                      epochs=args.epochs, patience=args.patience, lr_patience=args.lr_patience, val_fraction=args.val_fraction,
@@ -274,9 +282,13 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
         "",
         f"Model: `dca_course.models.DMN` with `variant=\"{settings.get('dmn_variant')}\"`, "
         f"`input_module=\"{settings.get('input_module')}\"`, `memory_update=\"{settings.get('memory_update')}\"`, "
+        + ("episodes that read each sentence's own encoding (`episode_reads=\"sentences\"`), "
+           if settings.get("episode_reads") == "sentences" else "")
         + ("DMN+'s four-part gate features [c*q, c*m, |c-q|, |c-m|]" if settings.get("gate_features") == "dmn+"
            else "the DMN's nine-part gate features")
         + (", the facts' place in time given to the gate (`time_features=True`)" if settings.get("time_features") else "")
+        + (", each pass reading which words of its facts are which words of the question (`word_match=True`)"
+           if settings.get("word_match") else "")
         + (f", an L2 penalty of {settings['weight_decay']:g} (Adam's weight_decay)" if settings.get("weight_decay") else "")
         + (f" (a task whose held-out accuracy stays under {100 * settings['retry_below']:.0f}% trains again with "
            f"{settings['retry_weight_decay']:g} and keeps the model with the better held-out accuracy; the L2 "

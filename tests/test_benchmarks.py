@@ -142,10 +142,13 @@ def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_see
     # the model line says which gate features, time features and L2 penalty the runs had
     assert "DMN+'s four-part gate features" in table and "`time_features=True`" in table
     assert "an L2 penalty of 0.001" in table
+    assert "`word_match=True`" in table and "episode_reads" not in table.split("Settings")[0]
     babi_real.write_results(tmp_path / "s", runs, dict(settings, gate_features="dmn", time_features=False,
-                                                       weight_decay=0.0, retry_weight_decay=None), wall=60.0)
+                                                       weight_decay=0.0, retry_weight_decay=None,
+                                                       episode_reads="sentences", word_match=False), wall=60.0)
     plain = (tmp_path / "s.md").read_text()
     assert "nine-part gate features" in plain and "time_features" not in plain.split("Settings")[0]
+    assert '`episode_reads="sentences"`' in plain and "word_match" not in plain.split("Settings")[0]
     assert "L2 penalty" not in plain
     assert "trains again with 0.0003" in table and "trains again" not in plain.split("Settings")[0]
 

@@ -388,3 +388,116 @@ def test_passes_follow_the_supporting_facts_up_to_max_passes():
     assert passes(DMNConfig(), 1, 2) == 2 and passes(DMNConfig(), 1, 8) == 3       # the course's cap: 3
     assert passes(DMNConfig(max_passes=5), 1, 8) == 5 and passes(DMNConfig(max_passes=5), 4, 1) == 4
     assert passes(DMNConfig(dmn_passes=2, max_passes=5), 8) == 2                    # --passes wins
+
+
+def _sentence_by_hand(model, words, vocab):
+    """f = sum_j l_j * L[w_j] for one sentence, by hand (Xiong et al. eq. (1))."""
+    ids = torch.tensor(vocab.encode(words))
+    J, D = len(words), model.embedding.embedding_dim
+    rows = [[(1 - j / J) - (d / D) * (1 - 2 * j / J) for d in range(1, D + 1)] for j in range(1, J + 1)]
+    return (torch.tensor(rows) * model.embedding(ids)).sum(0)
+
+
+def test_episodes_can_read_the_sentences_while_the_gates_compare_the_fused_facts():
+    """``episode_reads="sentences"``: the gates are those of the same weights reading the fused facts;
+    each episode is the attention-GRU run over the sentences' own encodings with those gates."""
+    _, vocab, model, batch = _setup("dmn+", input_module="fusion", episode_reads="sentences", memory_update="relu")
+    model.eval()
+    out = model(batch)
+    plain = DMN(len(vocab), 8, 10, passes=2, variant="dmn+", input_module="fusion", memory_update="relu")
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("sentence_proj")})
+    plain.eval()
+    c, q = plain.encode_story(batch), plain.encode_question(batch)
+    assert torch.equal(out["facts"], c)
+    # pass 1's gates only compare c with q (m^0 = q): the same in both models
+    assert torch.allclose(out["gates"][:, 0], plain(batch)["gates"][:, 0], atol=1e-6)
+    sentences = model.sentence_proj(model.sentence_vectors(batch)) * batch.fact_mask.unsqueeze(-1)
+    exs = _examples()
+    assert torch.allclose(sentences[0, 2], model.sentence_proj(_sentence_by_hand(model, exs[0].story[2], vocab)), atol=1e-6)
+    assert not torch.allclose(sentences, c)
+    for i in range(2):
+        by_hand = plain.episode(sentences, out["gates"][:, i])
+        assert torch.allclose(out["episodes"][:, i], by_hand, atol=1e-6)
+        assert not torch.allclose(out["episodes"][:, i], plain.episode(c, out["gates"][:, i]), atol=1e-3)
+    # padded facts still get exactly zero gate
+    assert (out["gates"][1, :, 2:] == 0).all()
+    with pytest.raises(ValueError, match="positional sentence encoding"):
+        DMN(10, 4, 4, input_module="gru", episode_reads="sentences")
+    with pytest.raises(ValueError, match="episode_reads"):
+        DMN(10, 4, 4, episode_reads="words")
+
+
+def test_word_match_marks_each_fact_word_that_is_a_question_word_by_position():
+    """R_t[i, j] = 1 exactly where word i of fact t is word j of the question, by hand; padding and
+    words past MATCH_WORDS give nothing."""
+    from dca_course.models.dmn import MATCH_WORDS, word_match
+    path = BabiExample(story=[["the", "office", "is", "east", "of", "the", "hallway"],
+                              ["the", "kitchen", "is", "north", "of", "the", "office"]],
+                       question=["how", "do", "you", "go", "from", "the", "kitchen", "to", "the", "office"],
+                       answer=["s"], supporting=[1], task=19)
+    short = BabiExample(story=[["the", "garden", "is", "west", "of", "the", "kitchen"]],
+                        question=["what", "is", "west", "of", "the", "kitchen"], answer=["garden"], supporting=[0], task=4)
+    vocab = babi_vocab([path, short])
+    batch = make_dmn_batch([path, short], vocab)
+    R = word_match(batch.sentences, batch.question, vocab.pad_id)
+    assert R.shape == (2, 2, MATCH_WORDS * MATCH_WORDS)
+    for b, ex in enumerate([path, short]):
+        for t, fact in enumerate(ex.story):
+            by_hand = {(i, j) for i, w in enumerate(fact) for j, v in enumerate(ex.question) if w == v}
+            got = {(int(k) // MATCH_WORDS, int(k) % MATCH_WORDS) for k in R[b, t].nonzero().flatten()}
+            assert got == by_hand
+    # fact 2 of the path story: the start room is word 1 of the fact and word 6 of the question
+    assert R[0, 1, 1 * MATCH_WORDS + 6] == 1 and R[0, 1, 6 * MATCH_WORDS + 9] == 1
+    assert (R[1, 1] == 0).all()                                   # the short story's padded fact
+    # a sentence longer than MATCH_WORDS: its words past the limit are not read
+    long = BabiExample(story=[["x"] * (MATCH_WORDS + 3)], question=["x"], answer=["x"], supporting=[0], task=1)
+    R_long = word_match(make_dmn_batch([long], babi_vocab([long])).sentences,
+                        make_dmn_batch([long], babi_vocab([long])).question, 0)
+    assert R_long.sum() == MATCH_WORDS
+
+
+def test_word_match_does_not_depend_on_the_names():
+    """Renaming a room everywhere (story and question) leaves every R_t as it was: the read says where
+    the names are, not which names they are."""
+    from dca_course.models.dmn import word_match
+    ex = BabiExample(story=[["the", "kitchen", "is", "north", "of", "the", "office"],
+                            ["the", "garden", "is", "west", "of", "the", "kitchen"]],
+                     question=["how", "do", "you", "go", "from", "the", "kitchen", "to", "the", "garden"],
+                     answer=["s", "w"], supporting=[0, 1], task=19)
+    swap = {"kitchen": "cellar"}
+    renamed = BabiExample(story=[[swap.get(w, w) for w in s] for s in ex.story],
+                          question=[swap.get(w, w) for w in ex.question], answer=ex.answer, supporting=ex.supporting, task=19)
+    vocab = babi_vocab([ex, renamed])
+    match = lambda e: word_match(make_dmn_batch([e], vocab).sentences, make_dmn_batch([e], vocab).question, vocab.pad_id)
+    assert torch.equal(match(ex), match(renamed)) and match(ex).sum() > 0
+    other = BabiExample(story=[["the", "office", "is", "north", "of", "the", "kitchen"], ex.story[1]],
+                        question=ex.question, answer=["n", "w"], supporting=[0, 1], task=19)
+    assert not torch.equal(match(ex)[0, 0], match(other)[0, 0])   # the start room on the other side
+
+
+@pytest.mark.parametrize("memory_update", ["relu", "gru"])
+def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_update):
+    """x^i = sum_t g^i_t R_t joins the memory update: m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i), or
+    GRU([e^i; x^i], m^{i-1}); by hand from the model's own layers and gates."""
+    from dca_course.models.dmn import MATCH_WORDS, match_read, word_match
+    _, vocab, model, batch = _setup("dmn+", input_module="fusion", memory_update=memory_update, word_match=True)
+    model.eval()
+    out = model(batch)
+    R = word_match(batch.sentences, batch.question, vocab.pad_id)
+    assert R[0, 2].sum() > 0                                     # "mary" and "the" of the question
+    m = out["question"]
+    for i in range(2):
+        g = out["gates"][:, i]
+        x = (g.unsqueeze(-1) * R).sum(1)                          # sum_t g_t R_t
+        assert torch.allclose(match_read(g, R), x, atol=1e-6) and x.shape == (2, MATCH_WORDS ** 2)
+        e = out["episodes"][:, i]
+        if memory_update == "relu":
+            m = torch.relu(model.memory_layers[i](torch.cat([m, e, out["question"], x], -1)))
+        else:
+            m = model.memory_cell(torch.cat([e, x], -1), m)
+        assert torch.allclose(out["memories"][:, i + 1], m, atol=1e-6)
+    # the read reaches the answer: other matches, other logits
+    plain = DMN(len(vocab), 8, 10, passes=2, variant="dmn+", input_module="fusion", memory_update=memory_update,
+                word_match=False)
+    assert sum(p.numel() for p in model.parameters()) - sum(p.numel() for p in plain.parameters()) == \
+        (2 if memory_update == "relu" else 3) * 10 * MATCH_WORDS ** 2

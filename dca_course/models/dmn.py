@@ -106,6 +106,27 @@ pass found) learned within a few epochs only with ``"fusion"``: a GRU state read
 "mary went to the kitchen" keeps little of its first word, and nothing asks it to until the second
 pass already works.
 
+**What the episodes read** (``episode_reads=``, this course's addition).  With the fusion layer each
+fact carries its neighbours, which lets a gate look ahead (bAbI task 19, path finding: of the facts
+that name the start room, the first pass wants the one whose other room leads to the goal).  But the
+episode then hands the memory a blend of the story, and the answer learns those blends by heart.
+``episode_reads="sentences"`` separates the two jobs: the gates still compare the fused facts
+``c_t``, and the episode reads each sentence's own encoding ``f_t`` (projected to the hidden size
+when the sizes differ)::
+
+    g^i = softmax(G(c, m^{i-1}, q)),       h^i_t = AttnGRU(f_t, h^i_{t-1}, g^i_t)
+
+so the memory holds exactly the sentences the gates chose (which room is on which side of
+"north of").  The default ``"facts"`` is the papers' model.  On real bAbI it lifts tasks 18 and 19
+but not 17, where the word match below does better (``benchmarks/results/babi_real_1k.md``).
+
+**Which words are the question's** (``word_match=True``, this course's addition).  Each pass also
+reads, with its own gates, a map of which word of its facts is which word of the question,
+``x^i = sum_t g^i_t R_t``, into its memory update: ``m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i)``
+(:mod:`dca_course.models.dmn_match`).  "Is the pink rectangle to the right of the blue square?"
+turns on whether the pink rectangle is the subject or the object of the fact the pass found, and the
+map says so in the same way for every shape's name (the real-bAbI benchmark's model has it).
+
 **Batches** (:mod:`dca_course.data.babi.batching`): :class:`DMNBatch`, :func:`make_dmn_batch`,
 :func:`length_buckets` and :func:`babi_vocab` live next to the bAbI data; they are imported here
 too, so ``from dca_course.models.dmn import make_dmn_batch`` keeps working.
@@ -126,6 +147,8 @@ from ..nn.attention import masked_softmax
 from ..nn.gru import AttentionGRUCell
 from .dmn_gate import (GATE_FEATURES, TIME_FEATURES, TIME_SCALE, dmn_features, dmn_plus_features,  # noqa: F401
                        gate_supervision_loss, gate_targets, read_position, time_features)  # (re-exported)
+from .dmn_match import MATCH_WORDS, match_read, word_match  # noqa: F401  (re-exported)
+from .dmn_eval import answer_mode_for, evaluate_dmn, explain_dmn  # noqa: F401  (re-exported)
 
 VARIANTS = ("dmn", "dmn+")
 INPUT_MODULES = ("gru", "fusion")
@@ -186,7 +209,8 @@ class DMN(nn.Module):
     def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 64, *, passes: int = 3,
                  variant: str = "dmn", answer: str = "word", input_module: str = "gru",
                  gate_size: int | None = None, time_features: bool = False, gate_features: str = "dmn",
-                 share_gru: bool = True, memory_update: str = "gru", dropout: float = 0.0, max_answer: int = 4,
+                 share_gru: bool = True, memory_update: str = "gru", episode_reads: str = "facts",
+                 word_match: bool = False, dropout: float = 0.0, max_answer: int = 4,
                  pad_id: int = 0, bos_id: int = 2, eos_id: int = 3):
         super().__init__()
         if variant not in VARIANTS:
@@ -201,17 +225,24 @@ class DMN(nn.Module):
             raise ValueError(f"passes must be >= 1, not {passes}")
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
                            variant=variant, answer=answer, input_module=input_module, gate_size=gate_size, time_features=time_features, gate_features=gate_features, share_gru=share_gru,
-                           memory_update=memory_update, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+                           memory_update=memory_update, episode_reads=episode_reads, word_match=word_match, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
         H = hidden_size
         self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
         self.variant, self.answer_mode, self.max_answer = variant, answer, max_answer
-        self.bos_id, self.eos_id = bos_id, eos_id
+        self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
         self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)       # L
         self.input_module = input_module
         self.input_gru = nn.GRU(emb_size, H, batch_first=True)                       # 2.1
         # DMN+'s input fusion layer: a bidirectional GRU over positionally encoded sentences.
         self.fusion_gru = (nn.GRU(emb_size, H, batch_first=True, bidirectional=True)
                            if input_module == "fusion" else None)
+        if episode_reads not in ("facts", "sentences"):
+            raise ValueError(f"episode_reads must be 'facts' or 'sentences', not {episode_reads!r}")
+        if episode_reads == "sentences" and input_module != "fusion":
+            raise ValueError("episode_reads='sentences' needs DMN+'s positional sentence encoding (input_module='fusion')")
+        self.episode_reads = episode_reads
+        self.sentence_proj = (nn.Linear(emb_size, H, bias=False)                    # f_t to the hidden size
+                              if episode_reads == "sentences" and emb_size != H else None)
         self.question_gru = None if share_gru else nn.GRU(emb_size, H, batch_first=True)  # 2.2
         self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
         nn.init.xavier_uniform_(self.W_b)
@@ -225,11 +256,12 @@ class DMN(nn.Module):
             self.episode_cell = nn.GRUCell(H, H)
         else:
             self.episode_cell = AttentionGRUCell(H, H)
-        self.memory_update = memory_update
+        self.memory_update, self.word_match = memory_update, word_match
+        M = MATCH_WORDS ** 2 if word_match else 0                                # x^i, the word-match read
         if memory_update == "gru":
-            self.memory_cell = nn.GRUCell(H, H)                                      # m^i = GRU(e^i, m^{i-1}), one for all passes
+            self.memory_cell = nn.GRUCell(H + M, H)                                  # m^i = GRU(e^i, m^{i-1}), one for all passes
         else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
-            self.memory_layers = nn.ModuleList(nn.Linear(3 * H, H) for _ in range(passes))
+            self.memory_layers = nn.ModuleList(nn.Linear(3 * H + M, H) for _ in range(passes))
         self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
         # a_t = GRU([y_{t-1}; q], a_{t-1}).  Made after W^(a), where it was when only the sequence
         # decoder had it, so that a seed still gives that decoder the same initial weights.
@@ -251,15 +283,28 @@ class DMN(nn.Module):
         weighted sum of its word embeddings (:func:`position_encoding`), then a bidirectional
         GRU over the sentences lets each fact see its neighbours; c_t is the sum of its
         forward and backward states."""
-        emb = self.dropout(self.embedding(batch.sentences))            # (batch, facts, len, emb)
-        weights = position_encoding(batch.sentence_len, emb.size(2), emb.size(3))
-        f = (weights.to(emb.dtype) * emb).sum(2)                       # (batch, facts, emb)
+        f = self.sentence_vectors(batch)                               # (batch, facts, emb)
         n_facts = batch.fact_mask.sum(1).clamp_min(1).cpu()
         packed = nn.utils.rnn.pack_padded_sequence(f, n_facts, batch_first=True, enforce_sorted=False)
         out, _ = self.fusion_gru(packed)
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=f.size(1))
         c = out[..., : self.hidden_size] + out[..., self.hidden_size:]  # forward + backward
         return self.dropout(c * batch.fact_mask.unsqueeze(-1).to(c.dtype))
+
+    def sentence_vectors(self, batch: DMNBatch) -> torch.Tensor:
+        """Each sentence alone, its positionally weighted word embeddings summed: (batch, facts, emb)."""
+        emb = self.dropout(self.embedding(batch.sentences))            # (batch, facts, len, emb)
+        weights = position_encoding(batch.sentence_len, emb.size(2), emb.size(3))
+        return (weights.to(emb.dtype) * emb).sum(2)
+
+    def episode_inputs(self, batch: DMNBatch, c: torch.Tensor) -> torch.Tensor:
+        """What the episodes read: the facts c, or (``episode_reads="sentences"``) each sentence's own
+        vector while the gates still compare the fused facts."""
+        if self.episode_reads == "facts":
+            return c
+        f = self.sentence_vectors(batch)
+        f = self.sentence_proj(f) if self.sentence_proj is not None else f
+        return self.dropout(f * batch.fact_mask.unsqueeze(-1).to(f.dtype))
 
     def encode_question(self, batch: DMNBatch) -> torch.Tensor:
         """Question module: q, the GRU's state at the question's last word: (batch, H)."""
@@ -300,15 +345,22 @@ class DMN(nn.Module):
                 h = gated_gru_step(self.episode_cell, c_t, h, g_t)
         return h
 
-    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor,
+                      x: torch.Tensor | None = None) -> torch.Tensor:
         """m^i from m^{i-1} and the episode e^i of pass ``i`` (1-based): the DMN's shared GRU, or
-        DMN+'s ReLU layer of pass ``i`` (untied weights)."""
+        DMN+'s ReLU layer of pass ``i`` (untied weights).  ``x``: the pass's word-match read x^i
+        (:mod:`dca_course.models.dmn_match`), read beside e^i when the model has it."""
+        extra = [] if x is None else [x]
         if self.memory_update == "gru":
-            return self.memory_cell(e, m)                               # m^i = GRU(e^i, m^{i-1})
-        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q], dim=-1)))   # ReLU(W^i [m; e; q] + b^i)
+            return self.memory_cell(torch.cat([e, *extra], dim=-1), m)  # m^i = GRU(e^i, m^{i-1}); [e^i; x^i]
+        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))   # ReLU(W^i [m; e; q(; x)] + b^i)
 
-    def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> dict:
-        """T_M passes of the episodic memory; m^0 = q."""
+    def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor,
+               content: torch.Tensor | None = None, match: torch.Tensor | None = None) -> dict:
+        """T_M passes of the episodic memory; m^0 = q.  The gates compare ``c``; the episodes read
+        ``content`` (default: ``c``); with ``match`` (batch, facts, M), the word-match matrices R_t,
+        each pass also reads x^i = sum_t g^i_t R_t into its memory update."""
+        content = c if content is None else content
         m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
         time = None
         if self.time_features:
@@ -319,8 +371,9 @@ class DMN(nn.Module):
             g = self.gates_from_scores(scores, mask)
             if self.time_features:      # the next pass measures from where this one read, p^i
                 time = time_features(t, read_position(g, t), mask)
-            e = self.episode(c, g)                                      # (batch, H)
-            m = self.update_memory(i, m, e, q)
+            e = self.episode(content, g)                                # (batch, H)
+            x = match_read(g, match) if match is not None else None     # (batch, M)
+            m = self.update_memory(i, m, e, q, x)
             memories.append(m)
             episodes.append(e)
             all_scores.append(scores)
@@ -355,10 +408,15 @@ class DMN(nn.Module):
             y = answer[:, t] if answer is not None else logits.argmax(-1)
         return torch.stack(out, 1)
 
-    def forward(self, batch: DMNBatch) -> dict:
+    def read(self, batch: DMNBatch) -> tuple[torch.Tensor, torch.Tensor, dict]:
+        """The input, question and episodic-memory modules: (c, q, :meth:`memory`'s dict)."""
         c = self.encode_story(batch)                                    # (batch, facts, H)
         q = self.encode_question(batch)                                 # (batch, H)
-        out = self.memory(c, q, batch.fact_mask)
+        match = word_match(batch.sentences, batch.question, self.pad_id) if self.word_match else None
+        return c, q, self.memory(c, q, batch.fact_mask, self.episode_inputs(batch, c), match)
+
+    def forward(self, batch: DMNBatch) -> dict:
+        c, q, out = self.read(batch)
         teacher = batch.answer if self.answer_mode == "sequence" else None
         out["logits"] = self.answer_logits(out["memories"][:, -1], q, teacher)
         out["facts"], out["question"] = c, q
@@ -367,9 +425,7 @@ class DMN(nn.Module):
     @torch.no_grad()
     def predict(self, batch: DMNBatch) -> tuple[list[list[int]], torch.Tensor]:
         """Greedy answers as id lists (without ``</s>``), and the gates (batch, passes, facts)."""
-        c = self.encode_story(batch)
-        q = self.encode_question(batch)
-        out = self.memory(c, q, batch.fact_mask)
+        _, q, out = self.read(batch)
         logits = self.answer_logits(out["memories"][:, -1], q)
         if self.answer_mode == "word":
             return [[int(i)] for i in logits.argmax(-1)], out["gates"]
@@ -407,59 +463,3 @@ def dmn_loss(model: nn.Module, batch: DMNBatch, *, gate_supervision: bool = True
         loss = loss + gate_weight * gate_loss
         stats["gate_loss"] = float(gate_loss.detach())
     return loss, stats
-
-
-# -- helpers shared by the notebook and the command line --------------------------------------
-def answer_mode_for(examples) -> str:
-    """``"sequence"`` when some answer has several words (tasks 8 and 19), else ``"word"``."""
-    return "sequence" if any(len(ex.answer) > 1 for ex in examples) else "word"
-
-
-@torch.no_grad()
-def evaluate_dmn(model: DMN, examples, vocab, *, max_facts: int | None = None, batch_size: int = 256,
-                 device=None) -> dict:
-    """Answer accuracy and supporting-fact accuracy (the top gate of pass ``i`` is the
-    ``i``-th supporting fact, over the passes that have one) on ``examples``."""
-    was_training = model.training
-    model.eval()
-    device = device or next(model.parameters()).device
-    right = 0
-    hits = torch.zeros(model.passes, dtype=torch.long)
-    supervised = torch.zeros(model.passes, dtype=torch.long)
-    for chunk in length_buckets(examples, batch_size, max_facts=max_facts):
-        batch = make_dmn_batch(chunk, vocab, max_facts=max_facts).to(device)
-        answers, gates = model.predict(batch)
-        right += sum(a == vocab.encode(ex.answer) for a, ex in zip(answers, chunk))
-        target = batch.supporting[:, : gates.size(1)]
-        k = target.size(1)
-        ok = target >= 0
-        hits[:k] += ((gates.argmax(-1)[:, :k] == target) & ok).sum(0).cpu()
-        supervised[:k] += ok.sum(0).cpu()
-    model.train(was_training)
-    n = max(len(examples), 1)
-    per_pass = [round(h / s, 4) for h, s in zip(hits.tolist(), supervised.tolist()) if s]
-    return {"accuracy": right / n,
-            "supporting_fact_accuracy": int(hits.sum()) / max(int(supervised.sum()), 1),
-            "supporting_fact_accuracy_per_pass": per_pass}
-
-
-@torch.no_grad()
-def explain_dmn(model: DMN, example, vocab, *, max_facts: int | None = None) -> dict:
-    """What the model does on one example: its answer and the gates of every pass.
-
-    Returns ``{"facts": [sentence strings], "question", "answer", "prediction" (strings),
-    "correct", "gates": (passes, facts) tensor, "supporting": [fact indices]}`` (the facts
-    are the ones the model read: the last ``max_facts``).
-    """
-    was_training = model.training
-    model.eval()
-    batch = make_dmn_batch([example], vocab, max_facts=max_facts).to(next(model.parameters()).device)
-    answers, gates = model.predict(batch)
-    model.train(was_training)
-    story = example.story[-max_facts:] if max_facts else example.story
-    offset = len(example.story) - len(story)
-    prediction = [vocab.itos[i] for i in answers[0]]
-    return {"facts": [" ".join(s) for s in story], "question": " ".join(example.question),
-            "answer": ",".join(example.answer), "prediction": ",".join(prediction),
-            "correct": prediction == list(example.answer), "gates": gates[0, :, : len(story)].cpu(),
-            "supporting": [i - offset for i in example.supporting if i >= offset]}

@@ -34,6 +34,11 @@ class DMNConfig(RecipeConfig):
                                     "+ bidirectional fusion GRU", flags=("--dmn-input",), choices=("gru", "fusion"))
     memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W^i [m^{i-1}; e^i; q] + b^i), a layer per pass (DMN+)",
                               flags=("--dmn-memory-update",), choices=("gru", "relu"))
+    episode_reads: str = knob("facts", "what the episodes read: the facts the gates compare, or each sentence's own "
+                                       "positional encoding (the gates still compare the fused facts)",
+                              flags=("--dmn-episode-reads",), choices=("facts", "sentences"))
+    word_match: bool = knob(False, "each pass also reads which words of its facts are which words of the question "
+                                   "(positions of exact matches; bAbI 17-19 turn on which side of a fact a name is)")
     time_features: bool = knob(False, "give the gate each fact's place in time: how recent, how far before or "
                                       "after the fact the previous pass read (bAbI tasks 2 and 3 ask for the latest "
                                       "or the previous move)")
@@ -79,7 +84,9 @@ class DMNRecipe(Recipe):
         c = self.config
         return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
-                   memory_update=c.memory_update, time_features=c.time_features, gate_features=c.gate_features, dropout=c.dropout, pad_id=vocab.pad_id,
+                   memory_update=c.memory_update, episode_reads=c.episode_reads, word_match=c.word_match,
+                   time_features=c.time_features,
+                   gate_features=c.gate_features, dropout=c.dropout, pad_id=vocab.pad_id,
                    bos_id=vocab.bos_id, eos_id=vocab.eos_id)
 
     def answer_mode(self, train) -> str:

@@ -1,0 +1,64 @@
+"""Scoring and explaining a trained DMN (:mod:`dca_course.models.dmn`), for the notebook and the
+command line: answer accuracy, how often each pass finds its supporting fact, and one example's
+gates.  :mod:`dca_course.models.dmn` re-exports these."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..data.babi.batching import length_buckets, make_dmn_batch
+
+
+def answer_mode_for(examples) -> str:
+    """``"sequence"`` when some answer has several words (tasks 8 and 19), else ``"word"``."""
+    return "sequence" if any(len(ex.answer) > 1 for ex in examples) else "word"
+
+
+@torch.no_grad()
+def evaluate_dmn(model: nn.Module, examples, vocab, *, max_facts: int | None = None, batch_size: int = 256,
+                 device=None) -> dict:
+    """Answer accuracy and supporting-fact accuracy (the top gate of pass ``i`` is the
+    ``i``-th supporting fact, over the passes that have one) on ``examples``."""
+    was_training = model.training
+    model.eval()
+    device = device or next(model.parameters()).device
+    right = 0
+    hits = torch.zeros(model.passes, dtype=torch.long)
+    supervised = torch.zeros(model.passes, dtype=torch.long)
+    for chunk in length_buckets(examples, batch_size, max_facts=max_facts):
+        batch = make_dmn_batch(chunk, vocab, max_facts=max_facts).to(device)
+        answers, gates = model.predict(batch)
+        right += sum(a == vocab.encode(ex.answer) for a, ex in zip(answers, chunk))
+        target = batch.supporting[:, : gates.size(1)]
+        k = target.size(1)
+        ok = target >= 0
+        hits[:k] += ((gates.argmax(-1)[:, :k] == target) & ok).sum(0).cpu()
+        supervised[:k] += ok.sum(0).cpu()
+    model.train(was_training)
+    n = max(len(examples), 1)
+    per_pass = [round(h / s, 4) for h, s in zip(hits.tolist(), supervised.tolist()) if s]
+    return {"accuracy": right / n,
+            "supporting_fact_accuracy": int(hits.sum()) / max(int(supervised.sum()), 1),
+            "supporting_fact_accuracy_per_pass": per_pass}
+
+
+@torch.no_grad()
+def explain_dmn(model: nn.Module, example, vocab, *, max_facts: int | None = None) -> dict:
+    """What the model does on one example: its answer and the gates of every pass.
+
+    Returns ``{"facts": [sentence strings], "question", "answer", "prediction" (strings),
+    "correct", "gates": (passes, facts) tensor, "supporting": [fact indices]}`` (the facts
+    are the ones the model read: the last ``max_facts``).
+    """
+    was_training = model.training
+    model.eval()
+    batch = make_dmn_batch([example], vocab, max_facts=max_facts).to(next(model.parameters()).device)
+    answers, gates = model.predict(batch)
+    model.train(was_training)
+    story = example.story[-max_facts:] if max_facts else example.story
+    offset = len(example.story) - len(story)
+    prediction = [vocab.itos[i] for i in answers[0]]
+    return {"facts": [" ".join(s) for s in story], "question": " ".join(example.question),
+            "answer": ",".join(example.answer), "prediction": ",".join(prediction),
+            "correct": prediction == list(example.answer), "gates": gates[0, :, : len(story)].cpu(),
+            "supporting": [i - offset for i in example.supporting if i >= offset]}
