@@ -151,6 +151,12 @@ def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_see
     assert '`episode_reads="sentences"`' in plain and "word_match" not in plain.split("Settings")[0]
     assert "L2 penalty" not in plain
     assert "trains again with 0.0003" in table and "trains again" not in plain.split("Settings")[0]
+    # bAbI's pass line is 95%: three seeds at 95.0, 94.6 and 95.4 are 95.0% on the mean, at the line
+    # (their float sum is 0.94999...), and one at 94.9 is under it
+    babi_real.write_results(tmp_path / "p", {7: {0: run(0.950), 1: run(0.946), 2: run(0.954)}, 8: {0: run(0.949)}},
+                            settings, wall=60.0)
+    line = json.loads((tmp_path / "p.json").read_text())
+    assert line["tasks_at_95_on_the_mean"] == 1 and line["failed_tasks"] == [8] and line["tasks_at_95"] == [1]
 
 
 def test_babi_real_trains_a_task_again_with_a_weaker_penalty_only_when_its_held_out_accuracy_is_low(monkeypatch,
