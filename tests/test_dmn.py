@@ -451,8 +451,8 @@ def test_word_match_marks_each_fact_word_that_is_a_question_word_by_position():
     assert (R[1, 1] == 0).all()                                   # the short story's padded fact
     # a sentence longer than MATCH_WORDS: its words past the limit are not read
     long = BabiExample(story=[["x"] * (MATCH_WORDS + 3)], question=["x"], answer=["x"], supporting=[0], task=1)
-    R_long = word_match(make_dmn_batch([long], babi_vocab([long])).sentences,
-                        make_dmn_batch([long], babi_vocab([long])).question, 0)
+    long_batch = make_dmn_batch([long], babi_vocab([long]))
+    R_long = word_match(long_batch.sentences, long_batch.question, 0)
     assert R_long.sum() == MATCH_WORDS
 
 
@@ -496,7 +496,10 @@ def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_upda
         else:
             m = model.memory_cell(torch.cat([e, x], -1), m)
         assert torch.allclose(out["memories"][:, i + 1], m, atol=1e-6)
-    # the read reaches the answer: other matches, other logits
+    # the read reaches the memory: with every R_t zero, the last memory is another
+    blind = model.memory(out["facts"], out["question"], batch.fact_mask, match=torch.zeros_like(R))
+    assert not torch.allclose(blind["memories"][:, -1], out["memories"][:, -1], atol=1e-4)
+    # and costs M more inputs per memory layer (GRU: per gate)
     plain = DMN(len(vocab), 8, 10, passes=2, variant="dmn+", input_module="fusion", memory_update=memory_update,
                 word_match=False)
     assert sum(p.numel() for p in model.parameters()) - sum(p.numel() for p in plain.parameters()) == \
