@@ -4,6 +4,8 @@ Three functions start every notebook:
 
 * :func:`device` picks where tensors live: CUDA, then Apple's MPS, then the CPU.  The
   environment variable ``DCA_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``) overrides it.
+  With ``DCA_DEVICE_CHECK=1`` on a machine without a GPU, it returns a checked stand-in for one
+  (:mod:`dca_course.device_check`), so that ``make device-check`` catches GPU mistakes there.
 * :func:`seed_everything` seeds Python, NumPy and PyTorch so runs repeat exactly.
 * :func:`setup` does both and sets print and plot defaults.  Its seed comes from the
   environment variable ``DCA_SEED`` (default 0), so every notebook can be run on another seed
@@ -67,8 +69,19 @@ __all__ = ["device", "run_seed", "seed_everything", "setup", "__version__"]
 def device(prefer: str | None = None) -> torch.device:
     """The device to compute on: ``prefer``, else ``$DCA_DEVICE``, else cuda > mps > cpu.
 
-    ``prefer="auto"`` (the command line's default) means "choose for me".
+    ``prefer="auto"`` (the command line's default) means "choose for me".  Where that is the CPU
+    and ``$DCA_DEVICE_CHECK`` is set, the device check is turned on and its device returned.
     """
+    dev = _chosen_device(prefer)
+    if dev.type == "cpu":
+        from . import device_check
+
+        if device_check.requested():
+            return device_check.activate()
+    return dev
+
+
+def _chosen_device(prefer: str | None) -> torch.device:
     choice = prefer if prefer not in (None, "", "auto") else os.environ.get("DCA_DEVICE", "auto")
     if choice != "auto":
         dev = torch.device(choice)
