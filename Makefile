@@ -3,6 +3,10 @@
 #   make test   set up .venv and run the unit tests and every notebook under nbval
 # For contributors (CONTRIBUTING.md):
 #   make claims run every notebook under nbval with DCA_SEED=1, then DCA_SEED=2, and report each claim
+#   make device-check  the notebooks and every model on a CPU stand-in for a GPU that fails where CUDA fails
+#                      (DCA_DEVICE_CHECK=1, dca_course/device_check.py; make test runs its notebook part)
+#   make gpu-check     on a machine with CUDA: every notebook under nbval on the GPU, the unit tests, the
+#                      command lines and the GPU benchmarks; writes benchmarks/results/gpu.md (about 5 minutes)
 #   make browser-test  run every notebook in JupyterLab in headless Chromium (Playwright; not part of make test)
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +14,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: lab test unit notebooks claims browser-test clean
+.PHONY: lab test unit notebooks device-check gpu-check claims browser-test clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,14 +32,26 @@ LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
 
+# The notebooks run once, under the device check: it changes no number, so the same nbval run
+# compares the stored outputs and catches a tensor left on the CPU (see make device-check).
 test: $(STAMP)
-	$(BIN)/python -m pytest tests notebooks $(NBVAL) -p no:cacheprovider --durations=15
+	$(BIN)/python -m pytest tests -p no:cacheprovider --durations=10
+	DCA_DEVICE_CHECK=1 $(BIN)/python -m pytest notebooks $(NBVAL) -p no:cacheprovider --durations=10
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests -p no:cacheprovider
 
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest notebooks $(NBVAL) -p no:cacheprovider
+
+# Every notebook in notebooks/ and every model's training step, evaluation and decoding, on the
+# device check's stand-in for a GPU (no GPU needed).
+device-check: $(STAMP)
+	DCA_DEVICE_CHECK=1 $(BIN)/python -m pytest tests/test_device_check.py notebooks $(NBVAL) -p no:cacheprovider
+
+# Needs CUDA; uses .venv's Python when it sees the GPU, else python3 (PYTHON=... to choose).
+gpu-check:
+	bash scripts/gpu_check.sh
 
 # SEEDS and CLAIMS_ARGS may be set, e.g. make claims SEEDS="0 1 2" CLAIMS_ARGS="--cpu-capability default --out benchmarks/results"
 SEEDS ?= 1 2

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The course's GPU check (`make gpu-check`; CONTRIBUTING.md, "On a GPU"). On a machine with CUDA, from the
+# repository root, in about 5 minutes on one GPU:
+#   1. the GPU benchmarks, alone on the GPU: a pointer-generator + coverage training step against its cuDNN LSTM
+#      layers at the `full` and `fast` sizes (benchmarks/lstm_limit.py), batched beam search against one article
+#      at a time (benchmarks/beam_search.py);
+#   2. then, at once, one process each: every notebook under strict nbval with the README's options (device:
+#      CUDA), the unit tests, and each model's command line on CUDA (RL from the DCA's MLE run included);
+#   3. benchmarks/results/gpu.md from the logs (scripts/gpu_report.py): device, driver, PyTorch and CUDA,
+#      per-notebook result and wall time, the benchmarks, the command lines.
+# Logs go to $OUT (default runs/gpu-check), with a copy of gpu.md. Python: $PYTHON, else .venv/bin/python when
+# it sees CUDA, else python3. Where the course's Python packages are missing (an offline GPU machine: jupyter,
+# nbval, rouge-score, ...), put their wheels in .whl/ first: they are installed into a scratch folder.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-runs/gpu-check}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+REPORT=${REPORT:-benchmarks/results/gpu.md}
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  if [ -x .venv/bin/python ] && .venv/bin/python -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
+    PYTHON=.venv/bin/python
+  fi
+fi
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$SCRATCH"' EXIT
+if ls .whl/*.whl >/dev/null 2>&1; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SCRATCH/site" .whl/*.whl || exit 1
+  export PYTHONPATH="$SCRATCH/site:$ROOT"
+else
+  export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+L="$OUT/logs"; rm -rf "$L"; mkdir -p "$L"
+STARTED=$(date +%s)
+
+"$PYTHON" - > "$L/info.json" <<'PY' || { echo "gpu-check: no CUDA here (see $L/info.json)"; exit 2; }
+import json, subprocess, sys, torch
+if not torch.cuda.is_available():
+    print(json.dumps({"error": "torch.cuda.is_available() is False"})); sys.exit(1)
+try:
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                         capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
+    name, driver, memory = [part.strip() for part in smi.split(",")]
+except Exception:
+    name, driver, memory = torch.cuda.get_device_name(), "unknown", "unknown"
+print(json.dumps({"gpu": name, "driver": driver, "gpu_memory": memory, "torch": torch.__version__,
+                  "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(), "python": sys.version.split()[0],
+                  "cpu_cores": __import__("os").cpu_count()}))
+PY
+
+# 1. benchmarks, one at a time, alone on the GPU
+B=benchmarks
+timeout 90 "$PYTHON" $B/lstm_limit.py --profile full --device cuda --steps 10 --rounds 3 > "$L/bench_lstm_full.txt" 2>&1
+timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device cuda --steps 10 --rounds 3 > "$L/bench_lstm_fast.txt" 2>&1
+timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device cuda --steps 10 --rounds 3 --input-feeding \
+  > "$L/bench_lstm_fast_input_feeding.txt" 2>&1
+timeout 90 "$PYTHON" $B/beam_search.py --device cuda --n 64 > "$L/bench_beam.txt" 2>&1
+
+# 2. notebooks, unit tests and command lines, at once
+for nb in notebooks/*.ipynb; do
+  name=$(basename "$nb" .ipynb)
+  ( s=$(date +%s)
+    timeout 300 "$PYTHON" -m pytest "$nb" --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
+      --nbval-cell-timeout 280 -p no:cacheprovider -q > "$L/nb_$name.log" 2>&1
+    echo "rc=$? wall=$(( $(date +%s) - s ))" >> "$L/nb_$name.log" ) &
+done
+( s=$(date +%s); timeout 290 "$PYTHON" -m pytest tests -q -p no:cacheprovider -x > "$L/unit.log" 2>&1
+  echo "rc=$? wall=$(( $(date +%s) - s ))" >> "$L/unit.log" ) &
+R="$SCRATCH/runs"
+cli() {   # cli NAME ARGS...: one command line on CUDA, its last line (the metrics' JSON) kept in the log
+  local name=$1; shift
+  local s=$(date +%s)
+  timeout 240 "$PYTHON" -m dca_course train "$@" --device cuda > "$L/cli_$name.log" 2>&1
+  echo "rc=$? wall=$(( $(date +%s) - s )) command=python -m dca_course train $* --device cuda" >> "$L/cli_$name.log"
+}
+cli dmn dmn --data babi:1 --time-limit 40 --out "$R/dmn" &
+cli seq2seq seq2seq --data toy:dates --epochs 1 --out "$R/seq2seq" &
+cli copynet copynet --data synthnews --time-limit 40 --out "$R/copynet" &
+cli pointer-generator pointer-generator --coverage --data synthnews --time-limit 60 --out "$R/pg" &
+( cli dca dca --agents 3 --data synthnews-long --time-limit 60 --out "$R/dca" \
+  && cli dca-rl dca --agents 3 --rl --init "$R/dca" --data synthnews-long --time-limit 40 --out "$R/dca-rl" ) &
+wait
+
+# 3. the report
+"$PYTHON" scripts/gpu_report.py "$L" --seconds $(( $(date +%s) - STARTED )) --out "$REPORT"
+cp "$REPORT" "$OUT/gpu.md"
+cat "$REPORT"
+grep -q "^\*\*All passed\.\*\*" "$REPORT"

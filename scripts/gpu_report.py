@@ -1,0 +1,180 @@
+"""benchmarks/results/gpu.md from the logs of scripts/gpu_check.sh (``make gpu-check``).
+
+    python scripts/gpu_report.py LOGDIR [--seconds N] [--out benchmarks/results/gpu.md]
+
+Reads ``info.json`` (device, driver, versions), ``nb_*.log`` (nbval of one notebook each, ending with
+``rc=R wall=S``), ``unit.log``, ``cli_*.log`` (a command line's output, its metrics' JSON last, then
+``rc=R wall=S command=...``) and ``bench_*.txt`` (a benchmark's output, its JSON last), and writes one
+Markdown file.  The file says "**All passed.**" only when every notebook, the unit tests and every
+command line exited 0; otherwise it lists what failed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from dca_course.io import write_text
+
+TAIL = re.compile(r"^rc=(?P<rc>-?\d+) wall=(?P<wall>\d+)(?: command=(?P<command>.*))?$")
+SUMMARY = re.compile(r"(\d+ (?:passed|failed|skipped|errors?|xfailed|warnings?)(?:, )?)+ in [\d.]+s")
+
+
+def _tail(text: str) -> dict:
+    """The ``rc=... wall=...`` line a log ends with: rc and wall as ints (None when missing: it timed out)."""
+    for line in reversed(text.strip().splitlines()):
+        m = TAIL.match(line.strip())
+        if m:
+            return {"rc": int(m["rc"]), "wall": int(m["wall"]), "command": m["command"]}
+    return {"rc": None, "wall": None, "command": None}
+
+
+def _last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def _summary(text: str) -> str:
+    found = [m.group(0) for m in SUMMARY.finditer(text)]
+    return found[-1] if found else "no pytest summary (timed out?)"
+
+
+def _failed_cells(text: str) -> list[str]:
+    return sorted(set(re.findall(r"FAILED \S+::(Cell \d+)", text)), key=lambda c: int(c.split()[1]))
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (no git here)"
+
+
+def notebooks(logs: Path) -> tuple[list[str], list[str]]:
+    rows, failures = [], []
+    for log in sorted(logs.glob("nb_*.log")):
+        text = log.read_text(errors="replace")
+        tail, name = _tail(text), log.stem[3:]
+        ok = tail["rc"] == 0
+        cells = _failed_cells(text)
+        result = "passed" if ok else ("timed out" if tail["rc"] in (None, 124) else "FAILED " + ", ".join(cells))
+        rows.append(f"| {name} | {result} | {_summary(text)} | {tail['wall'] if tail['wall'] is not None else '-'} |")
+        if not ok:
+            failures.append(f"notebook {name}: {result}")
+    return rows, failures
+
+
+def command_lines(logs: Path) -> tuple[list[str], list[str]]:
+    rows, failures = [], []
+    for log in sorted(logs.glob("cli_*.log")):
+        text = log.read_text(errors="replace")
+        tail, metrics = _tail(text), _last_json(text)
+        keys = ("accuracy", "exact_match", "rouge1", "rouge2", "rougeLsum", "final_loss", "epochs")
+        shown = ", ".join(f"{k} {metrics[k]:.3g}" if isinstance(metrics[k], float) else f"{k} {metrics[k]}"
+                          for k in keys if metrics and k in metrics)
+        ok = tail["rc"] == 0 and metrics is not None
+        rows.append(f"| `{tail['command'] or log.stem}` | {'ran' if ok else 'FAILED'} | {tail['wall'] or '-'} | "
+                    f"{shown or '-'} |")
+        if not ok:
+            failures.append(f"command line {log.stem[4:]}: exit {tail['rc']}")
+    return rows, failures
+
+
+def benchmarks(logs: Path) -> list[str]:
+    rows = []
+    for name, title in (("bench_lstm_full", "`full` sizes"), ("bench_lstm_fast", "`fast` sizes"),
+                        ("bench_lstm_fast_input_feeding", "`fast` sizes, with input feeding")):
+        path = logs / f"{name}.txt"
+        r = _last_json(path.read_text(errors="replace")) if path.exists() else None
+        if r is None:
+            rows.append(f"| pointer-generator + coverage training step, {title} | did not finish |")
+            continue
+        rows.append(f"| pointer-generator + coverage training step, {title} ({r.get('backend', '')}) | "
+                    f"{r['model_step_ms']} ms against its LSTM layers' {r['lstm_layers_ms']} ms: **{r['ratio']}x** "
+                    f"(medians {r['median_ratio']}x) |")
+    path = logs / "bench_beam.txt"
+    r = _last_json(path.read_text(errors="replace")) if path.exists() else None
+    if r is None:
+        rows.append("| beam search, batched against one article at a time | did not finish |")
+    else:
+        rows.append(f"| beam search (K = {r['beam']}), {r['examples']} articles in batches of {r['batch_size']}, "
+                    f"against one at a time | {r['batched_examples_per_s']} against {r['one_by_one_examples_per_s']} "
+                    f"articles/s: **{r['speedup']}x**; the same summaries: {r['same_summaries']} |")
+    return rows
+
+
+def report(logs: Path, seconds: int | None = None) -> str:
+    info = json.loads((logs / "info.json").read_text()) if (logs / "info.json").exists() else {}
+    nb_rows, nb_fail = notebooks(logs)
+    cli_rows, cli_fail = command_lines(logs)
+    unit_text = (logs / "unit.log").read_text(errors="replace") if (logs / "unit.log").exists() else ""
+    unit_tail = _tail(unit_text)
+    failures = nb_fail + cli_fail + ([] if unit_tail["rc"] == 0 else [f"unit tests: exit {unit_tail['rc']}"])
+    took = f"; the whole check took {seconds} s" if seconds is not None else ""
+    lines = [
+        "# The course on a GPU",
+        "",
+        f"Generated by `make gpu-check` (`scripts/gpu_check.sh`, then `python scripts/gpu_report.py LOGDIR`) on "
+        f"{datetime.date.today().isoformat()}, commit {_commit()}{took}. Hand-written notes belong in "
+        "[README.md](README.md), not here.",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| GPU | {info.get('gpu', '?')} ({info.get('gpu_memory', '?')}), driver {info.get('driver', '?')} |",
+        f"| PyTorch | {info.get('torch', '?')}, CUDA {info.get('cuda', '?')}, cuDNN {info.get('cudnn', '?')} |",
+        f"| Python, CPU | {info.get('python', '?')}, {info.get('cpu_cores', '?')} cores |",
+        "",
+        "**All passed.**" if not failures else "**Failures:** " + "; ".join(failures) + ".",
+        "",
+        "## Notebooks under strict nbval on CUDA",
+        "",
+        "The README's options (`--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg`), the "
+        "default device (CUDA), seed 0; all notebooks at once, one process each, so a wall time includes waiting "
+        "for the GPU and the CPU cores.",
+        "",
+        "| notebook | result | pytest | wall s |",
+        "|---|---|---|---:|",
+        *nb_rows,
+        "",
+        "## Unit tests",
+        "",
+        f"`pytest tests`: {_summary(unit_text)} (exit {unit_tail['rc']}, {unit_tail['wall']} s).",
+        "",
+        "## Command lines on CUDA",
+        "",
+        "| command | result | wall s | final metrics |",
+        "|---|---|---:|---|",
+        *cli_rows,
+        "",
+        "## Benchmarks (alone on the GPU, before the rest)",
+        "",
+        "| benchmark | result |",
+        "|---|---|",
+        *benchmarks(logs),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("logs", type=Path)
+    parser.add_argument("--seconds", type=int, default=None, help="the whole check's wall time")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/gpu.md"))
+    args = parser.parse_args(argv)
+    write_text(args.out, report(args.logs, args.seconds))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
