@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["CHECK_DEVICE", "DeviceCheck", "activate", "is_active", "on_device", "requested"]
+__all__ = ["CHECK_DEVICE", "DeviceCheck", "activate", "deactivate", "is_active", "on_device", "requested"]
 
 CHECK_DEVICE = torch.device("cpu", 1)       # runs on the CPU; the index tells it from the host
 
@@ -124,14 +124,8 @@ _NOT_COMPUTING = {"_has_compatible_shallow_copy_type", "set_", "is_same_size", "
 _DEVICE_ATTR, _GRAD_ATTR = torch.Tensor.device, torch.Tensor.grad
 
 
-def _mixing_error(func, args, kwargs) -> str | None:
-    tensors = [t for t in _tensors((args, kwargs))]
-    if len(tensors) < 2:
-        return None
-    on = [t for t in tensors if on_device(t)]
-    if not on:
-        return None
-    name = getattr(func, "__name__", "")
+def _mixing_error(name: str, tensors: list) -> str | None:
+    """CUDA's complaint when device tensors meet CPU tensors that are not 0-dimensional, else None."""
     host = [t for t in tensors if t.dim() > 0 and not on_device(t)]
     if name in _HOST_ARGS_ALLOWED:
         host = [t for t in host if not (t.dim() == 1 and t.dtype == torch.int64)]
@@ -139,7 +133,7 @@ def _mixing_error(func, args, kwargs) -> str | None:
         return None
     shapes = ", ".join(str(tuple(t.shape)) for t in host[:3])
     return (f"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
-            f"(dca_course's device check, in {name or func}: CPU tensor(s) of shape {shapes} meet tensors on "
+            f"(dca_course's device check, in {name}: CPU tensor(s) of shape {shapes} meet tensors on "
             f"`device`; make them on `device` or move them with .to(device))")
 
 
@@ -216,15 +210,17 @@ class DeviceCheck(TorchFunctionMode):
         if func is torch.Tensor.__getitem__:      # CPU indices into a device tensor are allowed
             result = func(*args, **kwargs)
             return _mark_all(result) if on_device(args[0]) else result
-        problem = _mixing_error(func, args, kwargs)
+        tensors = list(_tensors((args, kwargs)))
+        if not any(on_device(t) for t in tensors):          # nothing on the device: nothing to check
+            return func(*args, **kwargs)
+        problem = _mixing_error(name or str(func), tensors)
         if problem:
             raise RuntimeError(problem)
         if name in _RNN_CALLS:
             _warn_if_not_one_chunk(args)
         result = func(*args, **kwargs)
-        if any(on_device(t) for t in _tensors((args, kwargs))):
-            host = _HOST_OUTPUTS.get(name)
-            _mark_all([r for i, r in enumerate(result) if i != host] if host is not None else result)
+        host = _HOST_OUTPUTS.get(name)
+        _mark_all([r for i, r in enumerate(result) if i != host] if host is not None else result)
         return result
 
     @staticmethod

@@ -27,9 +27,10 @@ from test_model_data_matrix import MODEL_FLAGS, TINY, small_data  # noqa: F401  
 
 @pytest.fixture()
 def checked(monkeypatch):
-    """The check on for one test (as ``DCA_DEVICE_CHECK=1`` turns it on); off again after."""
+    """The check on for one test, as ``DCA_DEVICE_CHECK=1`` turns it on (the CPU asked for, so that
+    a machine with a GPU checks too); off again after."""
     monkeypatch.setenv("DCA_DEVICE_CHECK", "1")
-    dev = dca_course.device()
+    dev = dca_course.device("cpu")
     assert dev == device_check.CHECK_DEVICE and device_check.is_active()
     try:
         yield dev
@@ -177,7 +178,7 @@ def _nbval(path, env):
 def test_a_notebook_cell_that_mixes_devices_fails_with_its_cell_named(tmp_path, monkeypatch):
     import os
 
-    env = dict(os.environ, DCA_DEVICE_CHECK="1")
+    env = dict(os.environ, DCA_DEVICE_CHECK="1", DCA_DEVICE="cpu")     # the CPU, also where a GPU is
     setup = "import torch\nimport dca_course\ndevice = dca_course.setup()"
     bad = _notebook(tmp_path / "bad.ipynb", [setup, "x = torch.randn(3, device=device)\ny = x + torch.ones(3)"])
     good = _notebook(tmp_path / "good.ipynb", [setup, "x = torch.randn(3, device=device)\ny = x + torch.ones(3, device=device)"])
@@ -206,15 +207,15 @@ def test_every_model_trains_evaluates_and_decodes_on_the_checked_device(model, s
     variants = DMN_VARIANTS if model == "dmn" else [[]]
     for i, extra in enumerate(variants):
         out = tmp_path / f"{model}{i}"
-        argv = ["train", model, "--data", small_data[kind][0], "--limit-train", "6", "--device", "auto", "--quiet",
+        argv = ["train", model, "--data", small_data[kind][0], "--limit-train", "6", "--device", "cpu", "--quiet",
                 "--out", str(out), *TINY, *MODEL_FLAGS[model], *extra]
         result = _train(argv, capsys)
         assert result["model"] == model
-        assert main(["evaluate", str(out), "--data", small_data[kind][0], "--device", "auto"]) == 0
+        assert main(["evaluate", str(out), "--data", small_data[kind][0], "--device", "cpu"]) == 0
         capsys.readouterr()
     if model == "dca":                                    # RL from the MLE run: sampling, rewards, the mixed loss
         rl = _train(["train", "dca", "--rl", "--init", str(tmp_path / "dca0"), "--data", small_data[kind][0],
-                     "--limit-train", "6", "--device", "auto", "--quiet", "--out", str(tmp_path / "dca-rl"),
+                     "--limit-train", "6", "--device", "cpu", "--quiet", "--out", str(tmp_path / "dca-rl"),
                      "--rl-samples", "2", *TINY, *MODEL_FLAGS["dca"]], capsys)
         assert rl["model"] == "dca"
 
