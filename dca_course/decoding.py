@@ -72,7 +72,8 @@ def teacher_forcing(model, batch) -> dict:
         state, carried = model.recur_sequence(emb, state)
     else:
         state, carried = recur_loop(model, emb, state)
-    log_probs, info = model.readout(carried, state)
+    # the reference words, for a readout that can also give log P(y*_t) (see losses.teacher_forced_nll)
+    log_probs, info = model.readout({**carried, "targets": batch.tgt_out}, state)
     return {"log_probs": log_probs, **info}
 
 

@@ -218,7 +218,10 @@ class PointerGenerator(nn.Module):
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_vocab (eq. 4), p_gen (eq. 8), the final distribution (eq. 9) and the coverage terms
-        (eq. 12).  Returns ``(log P, info)``."""
+        (eq. 12).  Returns ``(log P, info)``.  Where ``r`` holds the reference words
+        (``r["targets"]``, extended ids, as teacher forcing gives them), ``info["target_log_probs"]``
+        is log P(y*_t), the terms of the loss (eq. 6), whose gradient costs far less than one
+        through all of log P."""
         h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
         logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
         info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
@@ -226,8 +229,13 @@ class PointerGenerator(nn.Module):
             return safe_log(torch.softmax(logits, dim=-1)), info
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)
         info["p_gen"] = p_gen.squeeze(-1)
-        log_probs = log_final_distribution(logits, p_gen, attn, state["src_ext"],
-                                           state["oov_mask"].size(1))               # eqs. (4), (9)
+        n_oov = state["oov_mask"].size(1)
+        targets = r.get("targets")                    # teacher forcing: the loss needs only log P(y*_t)
+        if targets is None:
+            return log_final_distribution(logits, p_gen, attn, state["src_ext"], n_oov), info   # eqs. (4), (9)
+        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
+        log_probs, info["target_log_probs"] = log_final_distribution(logits, p_gen, attn, state["src_ext"],
+                                                                     n_oov, targets)
         return log_probs, info
 
     def step(self, y_prev: torch.Tensor, state: dict):

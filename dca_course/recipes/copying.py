@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from .. import metrics
 from ..decoding import beam_search, greedy
-from ..losses import reduce_tokens, sequence_nll
+from ..losses import reduce_tokens, teacher_forced_nll
 from ..models.copynet import CopyNet
 from ..models.pointer_generator import PointerGenerator
 from ..train import unwrap
@@ -161,7 +161,7 @@ class PointerGeneratorRecipe(SummarizerRecipe):
 
     def loss_fn(self, model, batch):
         out = model(batch)
-        nll = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        nll = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         # eq. (12): the model computed the terms sum_i min(a_i^t, c_i^t) once; the loss averages them
         cov = reduce_tokens(out["cov_loss"], batch.tgt_mask, "token")
         if not unwrap(model).coverage:
