@@ -95,7 +95,7 @@ class StepTimer:
     def step(self, batch):
         """Forward with teacher forcing, NLL (+ coverage loss), backward, clipping, Adam: the
         recipe's training step (its loss without the ``.item()`` calls)."""
-        out = self.model(batch)
+        out = self.model(batch, log_probs=False)
         loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         if self.model.coverage:
             loss = loss + self.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)

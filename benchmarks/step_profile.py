@@ -47,7 +47,7 @@ ROWS = 14   # operations shown per table
 
 def loss_of(timer: StepTimer, batch) -> torch.Tensor:
     """The training loss of one batch: NLL + coverage loss (the forward pass)."""
-    out = timer.model(batch)
+    out = timer.model(batch, log_probs=False)
     loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
     return loss + timer.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
 

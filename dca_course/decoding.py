@@ -53,7 +53,7 @@ def teacher_inputs(batch) -> torch.Tensor:
     return torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
 
 
-def teacher_forcing(model, batch) -> dict:
+def teacher_forcing(model, batch, log_probs: bool = True) -> dict:
     """Run the decoder over :func:`teacher_inputs` and stack what every step returns:
     ``log_probs`` (batch, T, width) and each ``info`` entry as (batch, T, ...).  The forward pass
     of the pointer-generator, CopyNet and DCA.
@@ -63,6 +63,10 @@ def teacher_forcing(model, batch) -> dict:
     runs only ``recur`` in the loop and ``readout`` once for all T steps: the same numbers with
     a few large matrix products instead of T small ones.  Other models, and every model inside
     :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
+
+    ``readout`` also gets the reference words (``r["targets"]``); a model that can then give
+    ``target_log_probs``, log P(y*_t), does, and with ``log_probs=False`` (all a training loss
+    needs, see :func:`~dca_course.losses.teacher_forced_nll`) may skip ``log_probs`` (None).
     """
     if not hasattr(model, "recur") or using_reference_code():
         return teacher_forcing_stepwise(model, batch)
@@ -72,8 +76,7 @@ def teacher_forcing(model, batch) -> dict:
         state, carried = model.recur_sequence(emb, state)
     else:
         state, carried = recur_loop(model, emb, state)
-    # the reference words, for a readout that can also give log P(y*_t) (see losses.teacher_forced_nll)
-    log_probs, info = model.readout({**carried, "targets": batch.tgt_out}, state)
+    log_probs, info = model.readout({**carried, "targets": batch.tgt_out, "targets_only": not log_probs}, state)
     return {"log_probs": log_probs, **info}
 
 

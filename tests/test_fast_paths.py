@@ -166,11 +166,14 @@ def test_target_log_probs_give_the_gathered_gradient_bit_for_bit(dtype):
     gathered = lp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     lp2, picked = log_final_distribution(logits, p_gen, attn, src_ext, n_oov, targets)
     assert torch.equal(_bits(lp), _bits(lp2)) and torch.equal(_bits(gathered), _bits(picked))
+    none, alone = log_final_distribution(logits, p_gen, attn, src_ext, n_oov, targets, full=False)
+    assert none is None and torch.equal(_bits(gathered), _bits(alone))
     dense = torch.autograd.grad(-(gathered * w).sum(), inputs, retain_graph=True)
-    sparse = torch.autograd.grad(-(picked * w).sum(), inputs, retain_graph=True)
-    for a, b in zip(dense, sparse):
-        assert torch.equal(_bits(a), _bits(b)), (a - b).abs().max()
-    assert sparse[0].abs().sum() > 0 and sparse[2].abs().sum() > 0
+    for loss in (-(picked * w).sum(), -(alone * w).sum()):
+        sparse = torch.autograd.grad(loss, inputs, retain_graph=True)
+        for a, b in zip(dense, sparse):
+            assert torch.equal(_bits(a), _bits(b)), (a - b).abs().max()
+        assert sparse[0].abs().sum() > 0 and sparse[2].abs().sum() > 0
     # both read: the picked terms join the dense gradient
     both = torch.autograd.grad(-(picked * w).sum() + lp2.exp().sum(), inputs)
     ref = torch.autograd.grad(-(gathered * w).sum() + lp.exp().sum(), inputs)
@@ -186,6 +189,8 @@ def test_target_log_probs_gradcheck():
                                     (logits, p_gen, attn))
     assert torch.autograd.gradcheck(lambda a, b, c: log_final_distribution(a, b, c, src_ext, n_oov, targets),
                                     (logits, p_gen, attn))
+    assert torch.autograd.gradcheck(
+        lambda a, b, c: log_final_distribution(a, b, c, src_ext, n_oov, targets, full=False)[1], (logits, p_gen, attn))
 
 
 # -- whole models: teacher forcing, loss and every parameter's gradient -------------------------------
@@ -290,15 +295,18 @@ def test_pointer_generator_loss_from_target_log_probs_is_the_gathered_loss_bit_f
     model = PointerGenerator(len(vocab), 8, 6, coverage=True, input_feeding=input_feeding)
     torch.nn.init.normal_(model.attention.w_c.weight)
     batch = _pg_batch(vocab, _examples())
-    out = model(batch)
-    assert out["target_log_probs"].shape == batch.tgt_out.shape
+    out, lean = model(batch), model(batch, log_probs=False)
+    assert out["target_log_probs"].shape == batch.tgt_out.shape and lean["log_probs"] is None
     results = []
-    for nll in (teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask),
-                sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)):
-        loss = nll + coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+    for o, nll in ((out, sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)),
+                   (out, teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)),
+                   (lean, teacher_forced_nll(lean, batch.tgt_out, batch.tgt_mask))):
+        loss = nll + coverage_loss(o["attn"], o["coverage"], batch.tgt_mask)
         results.append([loss] + list(torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)))
-    for (name, _), a, b in zip([("loss", None)] + list(model.named_parameters()), *results):
-        assert torch.equal(_bits(a), _bits(b)), name
+    names = ["loss"] + [name for name, _ in model.named_parameters()]
+    for other in results[1:]:
+        for name, a, b in zip(names, results[0], other):
+            assert torch.equal(_bits(a), _bits(b)), name
     with reference_code():
         assert "target_log_probs" not in model(batch)            # the step-by-step reference gathers
 

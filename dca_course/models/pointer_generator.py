@@ -221,7 +221,7 @@ class PointerGenerator(nn.Module):
         (eq. 12).  Returns ``(log P, info)``.  Where ``r`` holds the reference words
         (``r["targets"]``, extended ids, as teacher forcing gives them), ``info["target_log_probs"]``
         is log P(y*_t), the terms of the loss (eq. 6), whose gradient costs far less than one
-        through all of log P."""
+        through all of log P; with ``r["targets_only"]`` log P itself is skipped (None)."""
         h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
         logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
         info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
@@ -234,8 +234,8 @@ class PointerGenerator(nn.Module):
         if targets is None:
             return log_final_distribution(logits, p_gen, attn, state["src_ext"], n_oov), info   # eqs. (4), (9)
         targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
-        log_probs, info["target_log_probs"] = log_final_distribution(logits, p_gen, attn, state["src_ext"],
-                                                                     n_oov, targets)
+        log_probs, info["target_log_probs"] = log_final_distribution(
+            logits, p_gen, attn, state["src_ext"], n_oov, targets, full=not r.get("targets_only", False))
         return log_probs, info
 
     def step(self, y_prev: torch.Tensor, state: dict):
@@ -244,8 +244,10 @@ class PointerGenerator(nn.Module):
         log_probs, info = self.readout(r, new_state)
         return log_probs, new_state, info
 
-    def forward(self, batch) -> dict:
+    def forward(self, batch, log_probs: bool = True) -> dict:
         """Teacher forcing.  Returns log_probs (batch, T, V + n_oov), attn, coverage (both
         (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t), p_gen
-        (batch, T) and cov_loss (batch, T), the per-step terms of eq. (12)."""
-        return teacher_forcing(self, batch)
+        (batch, T), cov_loss (batch, T), the per-step terms of eq. (12), and target_log_probs
+        (batch, T), log P(y*_t) (eq. 6).  ``log_probs=False``: no log_probs (None), all that the
+        training loss needs, with less work (the step-by-step reference code ignores it)."""
+        return teacher_forcing(self, batch, log_probs)

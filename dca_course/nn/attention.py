@@ -146,17 +146,18 @@ class _AttentionOverSteps(torch.autograd.Function):
         B, T, _ = query_proj.shape
         v2, v_sum = v * 2.0, v.sum()
         w_c2 = w_c * 2.0 if w_c is not None else None
-        q2 = query_proj * 2.0                                                    # 2 (W_s s_t + b), all steps
+        q2 = (query_proj * 2.0).unsqueeze(2)                         # 2 (W_s s_t + b), all steps: (batch, T, 1, attn)
         padding = ~mask
         lowest = torch.finfo(proj_keys.dtype).min
-        C = coverage0.new_empty(B, T, coverage0.size(-1))                        # c^t of every step
+        S, n_attn = proj_keys.shape[1:]
+        C = coverage0.new_empty(B, T, S)                                         # c^t of every step
         coverage, sigs, attns = coverage0, [], []
         for t in range(T):
-            f2 = torch.add(q2[:, t].unsqueeze(1), proj_keys, alpha=2.0)         # 2f, (batch, src_len, attn)
+            f2 = torch.add(q2[:, t], proj_keys, alpha=2.0)                       # 2f, (batch, src_len, attn)
             if w_c2 is not None:
                 f2.addcmul_(coverage.unsqueeze(-1), w_c2)
             sig = torch.sigmoid_(f2)
-            scores = torch.matmul(sig, v2).sub_(v_sum)                           # e = tanh(f) v
+            scores = torch.mv(sig.view(-1, n_attn), v2).view(B, S).sub_(v_sum)   # e = tanh(f) v
             a = torch.softmax(scores.masked_fill_(padding, lowest), dim=-1).masked_fill_(padding, 0.0)
             sigs.append(sig)                                                     # (masked_softmax, inlined)
             attns.append(a)
@@ -180,10 +181,11 @@ class _AttentionOverSteps(torch.autograd.Function):
         # each step's rows, made contiguous once, and the step's (batch, src_len, attn) work done in
         # two buffers that stay in the cache (a new tensor per step would not)
         A_t, g_A_t = A.transpose(0, 1).contiguous(), g_A_total.transpose(0, 1).contiguous()
-        C_t = C.transpose(0, 1).contiguous() if w_c is not None else None
+        C_t = C.transpose(0, 1).reshape(T, B * S) if w_c is not None else None
         g_C_t = g_C.transpose(0, 1).contiguous() if g_C is not None else None
         g_pk, g_f = torch.zeros_like(sigs[0]), torch.empty_like(sigs[0])
         n_attn = g_f.size(-1)
+        g_f_rows = g_f.view(-1, n_attn)                                            # (batch * src_len, attn)
         g_q = A.new_empty(T, B, n_attn)
         g_v = torch.zeros_like(v)
         g_wc = torch.zeros_like(w_c) if w_c is not None else None
@@ -201,8 +203,8 @@ class _AttentionOverSteps(torch.autograd.Function):
             if g_C_t is not None:
                 g_c = g_c + g_C_t[t]
             if w_c is not None:
-                g_wc += torch.mv(g_f.view(-1, n_attn).t(), C_t[t].view(-1))
-                g_c = g_c + torch.matmul(g_f, w_c)
+                g_wc += torch.mv(g_f_rows.t(), C_t[t])
+                g_c = g_c + torch.mv(g_f_rows, w_c).view(B, S)
         return g_pk, g_q.transpose(0, 1).contiguous(), g_wc, g_v, g_keys, None, g_c
 
 

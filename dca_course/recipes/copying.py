@@ -160,7 +160,7 @@ class PointerGeneratorRecipe(SummarizerRecipe):
         return [(epochs, lambda m: m.set_coverage(False)), (epochs + extra, lambda m: m.set_coverage(True))]
 
     def loss_fn(self, model, batch):
-        out = model(batch)
+        out = model(batch, log_probs=False)           # the loss reads log P(y*_t) alone
         nll = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         # eq. (12): the model computed the terms sum_i min(a_i^t, c_i^t) once; the loss averages them
         cov = reduce_tokens(out["cov_loss"], batch.tgt_mask, "token")
