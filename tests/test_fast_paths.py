@@ -286,22 +286,33 @@ def test_dca_fast_path_equals_reference(dtype, tol):
         assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
 
 
-@pytest.mark.parametrize("input_feeding", [False, True])
-def test_pointer_generator_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(input_feeding):
-    """The recipe's loss reads ``target_log_probs``; the loss and every gradient are those of
-    ``sequence_nll`` over ``log_probs``, to the bit (float32, as training runs)."""
+def _copying_model(kind: str):
+    """A pointer-generator (with coverage, its weight not zero) or a DCA, and a batch for it."""
+    from dca_course.data.agents import collate_agents
+
     dca_course.seed_everything(0)
     vocab = _vocab()
-    model = PointerGenerator(len(vocab), 8, 6, coverage=True, input_feeding=input_feeding)
+    if kind == "dca":
+        return DCA(len(vocab), 8, 6, context_layers=1), collate_agents(_examples(), vocab, n_agents=3)
+    model = PointerGenerator(len(vocab), 8, 6, coverage=True, input_feeding=kind == "pg+feeding")
     torch.nn.init.normal_(model.attention.w_c.weight)
-    batch = _pg_batch(vocab, _examples())
+    return model, _pg_batch(vocab, _examples())
+
+
+@pytest.mark.parametrize("kind", ["pg", "pg+feeding", "dca"])
+@pytest.mark.parametrize("reduction", ["token", "sequence"])
+def test_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(kind, reduction):
+    """The recipes' loss reads ``target_log_probs`` (and ``model(batch, log_probs=False)`` computes
+    nothing else of the distribution); the loss and every gradient are those of ``sequence_nll``
+    over ``log_probs``, to the bit (float32, as training runs)."""
+    model, batch = _copying_model(kind)
     out, lean = model(batch), model(batch, log_probs=False)
     assert out["target_log_probs"].shape == batch.tgt_out.shape and lean["log_probs"] is None
     results = []
-    for o, nll in ((out, sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)),
-                   (out, teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)),
-                   (lean, teacher_forced_nll(lean, batch.tgt_out, batch.tgt_mask))):
-        loss = nll + coverage_loss(o["attn"], o["coverage"], batch.tgt_mask)
+    for o, nll in ((out, sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask, reduction=reduction)),
+                   (out, teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask, reduction=reduction)),
+                   (lean, teacher_forced_nll(lean, batch.tgt_out, batch.tgt_mask, reduction=reduction))):
+        loss = nll + (coverage_loss(o["attn"], o["coverage"], batch.tgt_mask) if kind != "dca" else 0.0)
         results.append([loss] + list(torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)))
     names = ["loss"] + [name for name, _ in model.named_parameters()]
     for other in results[1:]:

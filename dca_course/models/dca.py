@@ -135,7 +135,7 @@ def _with_sink(view: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
 
 
 def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor,
-                           n_oov: int) -> torch.Tensor:
+                           n_oov: int, target: torch.Tensor | None = None, full: bool = True):
     """log P of eqs. (14)-(15) with the sum over agents taken first, floored as ``safe_log`` does:
 
         P(w) = sum_a g_a P^a(w) = (sum_a g_a p_a) P_voc(w) + sum_{(a, i): w_{a,i} = w} g_a (1 - p_a) l_{a,i}
@@ -144,9 +144,10 @@ def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.
     g_a (1 - p_a) l_{a,i} (batch, ..., agents, len), src_ext (batch, agents, len).  The same numbers as
     :func:`mix_agents` over :func:`~dca_course.nn.copying.final_distribution`, without the
     agents x extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents'
-    words."""
+    words.  ``target`` and ``full``: also (or only) log P of the reference words, as
+    :func:`~dca_course.nn.copying.log_gen_copy` gives it."""
     flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
-    return log_gen_copy(logits, gen, flat, source_index(src_ext.flatten(1), flat), n_oov)
+    return log_gen_copy(logits, gen, flat, source_index(src_ext.flatten(1), flat), n_oov, target, full)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
@@ -305,7 +306,9 @@ class DCA(nn.Module):
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_voc (eq. 11 / 12), p_gen (eq. 13), each agent's distribution (eq. 14) and their mix
-        (eq. 15).  Returns ``(log P, info)``."""
+        (eq. 15).  Returns ``(log P, info)``; with the reference words in ``r`` (teacher forcing),
+        also ``info["target_log_probs"]`` and, with ``r["targets_only"]``, no log P (None), as
+        :meth:`PointerGenerator.readout <dca_course.models.pointer_generator.PointerGenerator.readout>`."""
         s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
         M = ctx_a.size(-2)
         feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
@@ -322,7 +325,13 @@ class DCA(nn.Module):
         g = agent_attn.unsqueeze(-1)                                                      # (..., M, 1)
         gen = (g * p_gen).sum(-2)                                                        # sum_a g_a p_a
         copy = (g * (1.0 - p_gen)) * word_attn                                           # g_a (1 - p_a) l_{a,i}
-        return log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov), info
+        targets = r.get("targets")
+        if targets is None:
+            return log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov), info
+        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
+        log_probs, info["target_log_probs"] = log_mixed_distribution(
+            logits, gen, copy, state["src_ext"], n_oov, targets, full=not r.get("targets_only", False))
+        return log_probs, info
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
@@ -330,8 +339,10 @@ class DCA(nn.Module):
         log_probs, info = self.readout(r, new_state)
         return log_probs, new_state, info
 
-    def forward(self, batch) -> dict:
+    def forward(self, batch, log_probs: bool = True) -> dict:
         """Teacher forcing.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``
-        (batch, T, agents, len), ``agent_attn`` and ``p_gen`` (batch, T, agents), and the
-        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss)."""
-        return teacher_forcing(self, batch)
+        (batch, T, agents, len), ``agent_attn`` and ``p_gen`` (batch, T, agents), the
+        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss) and
+        ``target_log_probs`` (batch, T), log P(y*_t).  ``log_probs=False``: no ``log_probs``
+        (None), all that the training loss needs, with less work."""
+        return teacher_forcing(self, batch, log_probs)
