@@ -20,8 +20,10 @@ few lines are most of a summariser's training time on a CPU (``benchmarks/result
 step_profile.md``).  :meth:`AdditiveAttention.forward` therefore computes the same equations
 as one autograd operation with its backward pass written by hand
 (:class:`_FusedAdditiveAttention`), in place where it can, with tanh as 2 sigmoid(2x) - 1,
-because PyTorch's CPU tanh costs about three sigmoids; and keys prepared with
-:func:`step_keys` get their gradient from all steps in one matrix product.  :meth:`AdditiveAttention.reference` is
+because PyTorch's CPU tanh (MKL's) costs about three sigmoids on the AMD CPU the course was
+timed on (on an Intel Xeon it costs half of one, but a switch would change every trained
+number); and keys prepared with :func:`step_keys` get their gradient from all steps in one
+matrix product.  :meth:`AdditiveAttention.reference` is
 the straightforward transcription, kept as the definition; inside :func:`reference_code` every
 attention uses it, and the tests check that both give the same values and gradients.
 """
@@ -77,9 +79,9 @@ class _FusedAdditiveAttention(torch.autograd.Function):
                    g_c   = g_f w_c,  g_{w_c} = sum_{b,j} g_f c,  g_h = a g_context^T
 
     Autograd would record a dozen operations per step, each writing a (batch, src_len, attn)
-    buffer; this records one and works in place.  On a CPU, tanh costs about three sigmoids,
-    so it keeps sigma = sigmoid(2f) instead of t = 2 sigma - 1 = tanh(f): then e = 2 sigma v -
-    sum(v), and 1 - t^2 = 4 sigma (1 - sigma).  :meth:`AdditiveAttention.reference` is the
+    buffer; this records one and works in place.  On an AMD CPU, tanh costs about three sigmoids
+    (see the module docstring), so it keeps sigma = sigmoid(2f) instead of t = 2 sigma - 1 =
+    tanh(f): then e = 2 sigma v - sum(v), and 1 - t^2 = 4 sigma (1 - sigma).  :meth:`AdditiveAttention.reference` is the
     definition; the tests hold the two to the same values and gradients.
     """
 
@@ -147,7 +149,7 @@ class _AttentionOverSteps(torch.autograd.Function):
         B, T, _ = query_proj.shape
         v2, v_sum = v * 2.0, v.sum()
         w_c2 = w_c * 2.0 if w_c is not None else None
-        q2 = (query_proj * 2.0).unsqueeze(2)                         # 2 (W_s s_t + b), all steps: (batch, T, 1, attn)
+        q2 = (query_proj * 2.0).unsqueeze(2)                      # 2 (W_s s_t + b) of all steps, (batch, T, 1, attn)
         padding = ~mask
         lowest = torch.finfo(proj_keys.dtype).min
         S, n_attn = proj_keys.shape[1:]

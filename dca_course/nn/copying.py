@@ -180,7 +180,8 @@ def target_probability(p_vocab: torch.Tensor, gen: torch.Tensor, copy: torch.Ten
     V = p_vocab.size(-1)
     in_vocab = target < V
     column = torch.where(in_vocab, target, torch.zeros_like(target))
-    gen_y = torch.where(in_vocab, p_vocab.gather(-1, column) * gen, torch.zeros((), dtype=gen.dtype, device=gen.device))
+    zero = torch.zeros((), dtype=gen.dtype, device=gen.device)
+    gen_y = torch.where(in_vocab, p_vocab.gather(-1, column) * gen, zero)     # P(y*) before the copies
     sums = torch.cat([gen_y, torch.zeros_like(gen_y)], dim=-1)                  # (batch, ..., 2): y*, the rest
     return sums.scatter_add_(-1, (index != target).long(), copy)[..., :1]
 
