@@ -64,9 +64,10 @@ def teacher_forcing(model, batch, log_probs: bool = True) -> dict:
     a few large matrix products instead of T small ones.  Other models, and every model inside
     :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
 
-    ``readout`` also gets the reference words (``r["targets"]``); a model that can then give
-    ``target_log_probs``, log P(y*_t), does, and with ``log_probs=False`` (all a training loss
-    needs, see :func:`~dca_course.losses.teacher_forced_nll`) may skip ``log_probs`` (None).
+    With ``log_probs=False`` (all a training loss needs, see
+    :func:`~dca_course.losses.teacher_forced_nll`) a model with a ``target_readout`` gives
+    ``target_log_probs``, log P(y*_t), instead of ``log_probs`` (None); another returns what it
+    always returns.
     """
     if not hasattr(model, "recur") or using_reference_code():
         return teacher_forcing_stepwise(model, batch)
@@ -76,7 +77,10 @@ def teacher_forcing(model, batch, log_probs: bool = True) -> dict:
         state, carried = model.recur_sequence(emb, state)
     else:
         state, carried = recur_loop(model, emb, state)
-    log_probs, info = model.readout({**carried, "targets": batch.tgt_out, "targets_only": not log_probs}, state)
+    if not log_probs and hasattr(model, "target_readout"):
+        log_probs, info = model.target_readout(carried, state, batch.tgt_out)
+    else:
+        log_probs, info = model.readout(carried, state)
     return {"log_probs": log_probs, **info}
 
 

@@ -219,8 +219,9 @@ def _examples(n=4, seed=0):
 
 def _loss_and_grads(model, batch, coverage: bool, reference: bool, dense: bool = True):
     with reference_code(reference):
-        out = model(batch)
-        # the recipe's loss: log P(y*) where the model gives it (the fast path), else gathered from log P
+        # without a dense term, the recipe's loss: log P(y*) alone where the model gives it (the fast
+        # path), else gathered from log P
+        out = model(batch) if dense else model(batch, log_probs=False)
         loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         if coverage:
             loss = loss + coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
@@ -302,12 +303,13 @@ def _copying_model(kind: str):
 @pytest.mark.parametrize("kind", ["pg", "pg+feeding", "dca"])
 @pytest.mark.parametrize("reduction", ["token", "sequence"])
 def test_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(kind, reduction):
-    """The recipes' loss reads ``target_log_probs`` (and ``model(batch, log_probs=False)`` computes
-    nothing else of the distribution); the loss and every gradient are those of ``sequence_nll``
-    over ``log_probs``, to the bit (float32, as training runs)."""
+    """The recipes' loss reads ``target_log_probs`` of ``model(batch, log_probs=False)``, which
+    computes nothing else of the distribution; the loss and every gradient are those of
+    ``sequence_nll`` over ``log_probs``, to the bit (float32, as training runs)."""
     model, batch = _copying_model(kind)
     out, lean = model(batch), model(batch, log_probs=False)
-    assert out["target_log_probs"].shape == batch.tgt_out.shape and lean["log_probs"] is None
+    assert "target_log_probs" not in out                      # model(batch) gives what it always gave
+    assert lean["target_log_probs"].shape == batch.tgt_out.shape and lean["log_probs"] is None
     results = []
     for o, nll in ((out, sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask, reduction=reduction)),
                    (out, teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask, reduction=reduction)),
@@ -319,7 +321,7 @@ def test_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(kind, reduc
         for name, a, b in zip(names, results[0], other):
             assert torch.equal(_bits(a), _bits(b)), name
     with reference_code():
-        assert "target_log_probs" not in model(batch)            # the step-by-step reference gathers
+        assert "target_log_probs" not in model(batch, log_probs=False)   # the step-by-step reference
 
 
 def test_without_input_feeding_the_decoder_is_one_fused_lstm():

@@ -218,10 +218,7 @@ class PointerGenerator(nn.Module):
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_vocab (eq. 4), p_gen (eq. 8), the final distribution (eq. 9) and the coverage terms
-        (eq. 12).  Returns ``(log P, info)``.  Where ``r`` holds the reference words
-        (``r["targets"]``, extended ids, as teacher forcing gives them), ``info["target_log_probs"]``
-        is log P(y*_t), the terms of the loss (eq. 6), whose gradient costs far less than one
-        through all of log P; with ``r["targets_only"]`` log P itself is skipped (None)."""
+        (eq. 12).  Returns ``(log P, info)``."""
         h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
         logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
         info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
@@ -229,14 +226,29 @@ class PointerGenerator(nn.Module):
             return safe_log(torch.softmax(logits, dim=-1)), info
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)
         info["p_gen"] = p_gen.squeeze(-1)
-        n_oov = state["oov_mask"].size(1)
-        targets = r.get("targets")                    # teacher forcing: the loss needs only log P(y*_t)
-        if targets is None:
-            return log_final_distribution(logits, p_gen, attn, state["src_ext"], n_oov), info   # eqs. (4), (9)
-        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
-        log_probs, info["target_log_probs"] = log_final_distribution(
-            logits, p_gen, attn, state["src_ext"], n_oov, targets, full=not r.get("targets_only", False))
+        log_probs = log_final_distribution(logits, p_gen, attn, state["src_ext"],
+                                           state["oov_mask"].size(1))               # eqs. (4), (9)
         return log_probs, info
+
+    def target_readout(self, r: dict, state: dict, targets: torch.Tensor):
+        """:meth:`readout` for a training loss: log P(y*_t) of the reference words ``targets``
+        (batch, T) (extended ids) alone, as ``info["target_log_probs"]``, and log P None; the same
+        numbers, bit for bit, for far less work forward and backward (``full=False`` of
+        :func:`~dca_course.nn.copying.log_final_distribution`).  Teacher forcing calls it for the
+        loss.  Its first lines repeat :meth:`readout`'s, which stays the paper's code as written
+        (notebook 05 shows it), in the same order (so the gradients add up in the same order)."""
+        if not self.pointer:                        # the baseline: no extended vocabulary to skip
+            return self.readout(r, state)
+        h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
+        logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
+        info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
+        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)
+        info["p_gen"] = p_gen.squeeze(-1)
+        n_oov = state["oov_mask"].size(1)
+        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
+        _, info["target_log_probs"] = log_final_distribution(logits, p_gen, attn, state["src_ext"], n_oov,
+                                                             targets, full=False)  # eqs. (4), (9), (6)
+        return None, info
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
@@ -247,7 +259,7 @@ class PointerGenerator(nn.Module):
     def forward(self, batch, log_probs: bool = True) -> dict:
         """Teacher forcing.  Returns log_probs (batch, T, V + n_oov), attn, coverage (both
         (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t), p_gen
-        (batch, T), cov_loss (batch, T), the per-step terms of eq. (12), and target_log_probs
-        (batch, T), log P(y*_t) (eq. 6).  ``log_probs=False``: no log_probs (None), all that the
-        training loss needs, with less work (the step-by-step reference code ignores it)."""
+        (batch, T) and cov_loss (batch, T), the per-step terms of eq. (12).  ``log_probs=False``:
+        target_log_probs (batch, T), log P(y*_t) (eq. 6), instead of log_probs (None), all that
+        the training loss needs, with less work (the step-by-step reference code ignores it)."""
         return teacher_forcing(self, batch, log_probs)
