@@ -39,7 +39,7 @@ from common import StepTimer, cpu_name, length_bucketed_batches, write_json, wri
 from torch.profiler import ProfilerActivity, profile
 
 import dca_course
-from dca_course.losses import coverage_loss, sequence_nll
+from dca_course.losses import coverage_loss, teacher_forced_nll
 from dca_course.nn.attention import reference_code
 
 ROWS = 14   # operations shown per table
@@ -47,8 +47,8 @@ ROWS = 14   # operations shown per table
 
 def loss_of(timer: StepTimer, batch) -> torch.Tensor:
     """The training loss of one batch: NLL + coverage loss (the forward pass)."""
-    out = timer.model(batch)
-    loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+    out = timer.model(batch, log_probs=False)
+    loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
     return loss + timer.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
 
 

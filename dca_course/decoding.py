@@ -53,7 +53,7 @@ def teacher_inputs(batch) -> torch.Tensor:
     return torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
 
 
-def teacher_forcing(model, batch) -> dict:
+def teacher_forcing(model, batch, log_probs: bool = True) -> dict:
     """Run the decoder over :func:`teacher_inputs` and stack what every step returns:
     ``log_probs`` (batch, T, width) and each ``info`` entry as (batch, T, ...).  The forward pass
     of the pointer-generator, CopyNet and DCA.
@@ -63,6 +63,11 @@ def teacher_forcing(model, batch) -> dict:
     runs only ``recur`` in the loop and ``readout`` once for all T steps: the same numbers with
     a few large matrix products instead of T small ones.  Other models, and every model inside
     :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
+
+    With ``log_probs=False`` (all a training loss needs, see
+    :func:`~dca_course.losses.teacher_forced_nll`) a model with a ``target_readout`` gives
+    ``target_log_probs``, log P(y*_t), instead of ``log_probs`` (None); another returns what it
+    always returns.
     """
     if not hasattr(model, "recur") or using_reference_code():
         return teacher_forcing_stepwise(model, batch)
@@ -72,7 +77,10 @@ def teacher_forcing(model, batch) -> dict:
         state, carried = model.recur_sequence(emb, state)
     else:
         state, carried = recur_loop(model, emb, state)
-    log_probs, info = model.readout(carried, state)
+    if not log_probs and hasattr(model, "target_readout"):
+        log_probs, info = model.target_readout(carried, state, batch.tgt_out)
+    else:
+        log_probs, info = model.readout(carried, state)
     return {"log_probs": log_probs, **info}
 
 

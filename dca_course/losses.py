@@ -275,3 +275,15 @@ def sentence_advantages(sample_tokens, greedy_tokens, ref_text: str, kind: str =
     q_last = len(spans) - 1
     out.append(g_s[q_last] - base(q_last))
     return out
+
+
+def teacher_forced_nll(out: dict, targets: torch.Tensor, mask: torch.Tensor, unk_id: int = 1,
+                       reduction: str = "token") -> torch.Tensor:
+    """:func:`sequence_nll` of a teacher-forced model's output ``out``: the same number, read from
+    ``out["target_log_probs"]`` (batch, steps), log P(y*_t), where the model gives it (the
+    pointer-generator's and DCA's ``model(batch, log_probs=False)``, far cheaper forward and
+    backward than all of log P), else from ``out["log_probs"]``."""
+    picked = out.get("target_log_probs")
+    if picked is None:
+        return sequence_nll(out["log_probs"], targets, mask, unk_id, reduction)
+    return reduce_tokens(-picked, mask, reduction)

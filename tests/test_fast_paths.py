@@ -14,7 +14,7 @@ import torch
 import dca_course
 from dca_course.data.examples import Example
 from dca_course.data.vocab import Vocab
-from dca_course.losses import coverage_loss, sequence_nll
+from dca_course.losses import coverage_loss, sequence_nll, teacher_forced_nll
 from dca_course.models.copynet import CopyNet
 from dca_course.models.dca import DCA
 from dca_course.models.pointer_generator import (PointerGenerator, log_final_distribution,
@@ -128,6 +128,71 @@ def test_log_final_distribution_gradcheck():
                                     (logits, p_gen, attn))
 
 
+def _bits(x: torch.Tensor) -> torch.Tensor:
+    """The bit patterns of a float tensor (so that -0.0 and +0.0 differ, as they can downstream)."""
+    return x.view(torch.int64 if x.dtype == torch.float64 else torch.int32)
+
+
+def _distribution_inputs(dtype, seed=3, scale=3.0):
+    """A final distribution whose columns cover every case of the target-only backward pass
+    (``scale``: of the logits; large ones give probabilities far apart)."""
+    g = torch.Generator().manual_seed(seed)
+    B, T, S, V, n_oov = 3, 4, 6, 7, 2
+    logits = scale * torch.randn(B, T, V, generator=g, dtype=dtype)
+    logits[2, 0, 4] -= 1000 * scale     # a copied target word whose P_vocab underflows to 0 (t[y*] = -0.0)
+    logits = logits.requires_grad_()
+    p_gen = (torch.rand(B, T, 1, generator=g, dtype=dtype) * 0.8 + 0.1).requires_grad_()
+    attn = torch.softmax(torch.randn(B, T, S, generator=g, dtype=dtype), -1)
+    attn[2, :, 5] = 0.0                                                  # a padded position
+    attn = attn.requires_grad_()
+    # repeated source words, OOV ids 7 and 8; row 2 has no second OOV word, so its column 8 has P = 0
+    src_ext = torch.tensor([[0, 7, 3, 7, 8, 1], [2, 2, 7, 1, 0, 5], [4, 4, 4, 7, 6, 0]])
+    # targets: copied and generated words, OOV words, the impossible column 8 of row 2
+    targets = torch.tensor([[7, 3, 8, 5], [2, 7, 6, 2], [4, 8, 7, 1]])
+    weights = torch.randn(B, T, generator=g, dtype=dtype)
+    weights[1, 3] = 0.0          # a masked token whose word is copied too: a -0.0 gradient, which the
+    #                              gather's backward turns into +0.0 (0 + -0.0)
+    weights[2, 0] = 1.0
+    return (logits, p_gen, attn, src_ext, n_oov), targets, weights
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_target_log_probs_give_the_gathered_gradient_bit_for_bit(dtype):
+    """A loss that reads only log P(y*) (``target=``) gets the values and gradients, to the bit,
+    that the same loss read from all of log P through a gather gets: training is unchanged."""
+    (logits, p_gen, attn, src_ext, n_oov), targets, w = _distribution_inputs(dtype)
+    inputs = [logits, p_gen, attn]
+    lp = log_final_distribution(logits, p_gen, attn, src_ext, n_oov)
+    gathered = lp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    lp2, picked = log_final_distribution(logits, p_gen, attn, src_ext, n_oov, targets)
+    assert torch.equal(_bits(lp), _bits(lp2)) and torch.equal(_bits(gathered), _bits(picked))
+    none, alone = log_final_distribution(logits, p_gen, attn, src_ext, n_oov, targets, full=False)
+    assert none is None and torch.equal(_bits(gathered), _bits(alone))
+    dense = torch.autograd.grad(-(gathered * w).sum(), inputs, retain_graph=True)
+    for loss in (-(picked * w).sum(), -(alone * w).sum()):
+        sparse = torch.autograd.grad(loss, inputs, retain_graph=True)
+        for a, b in zip(dense, sparse):
+            assert torch.equal(_bits(a), _bits(b)), (a - b).abs().max()
+        assert sparse[0].abs().sum() > 0 and sparse[2].abs().sum() > 0
+    # both read: the picked terms join the dense gradient
+    both = torch.autograd.grad(-(picked * w).sum() + lp2.exp().sum(), inputs)
+    ref = torch.autograd.grad(-(gathered * w).sum() + lp.exp().sum(), inputs)
+    for a, b in zip(both, ref):
+        assert torch.equal(a, b), (a - b).abs().max()
+
+
+def test_target_log_probs_gradcheck():
+    # logits of scale 1: no probability so small that finite differences lose their accuracy
+    (logits, p_gen, attn, src_ext, n_oov), _, _ = _distribution_inputs(torch.float64, seed=4, scale=1.0)
+    targets = torch.tensor([[7, 3, 0, 5], [2, 7, 6, 1], [4, 4, 7, 1]])   # columns with probability mass
+    assert torch.autograd.gradcheck(lambda a, b, c: log_final_distribution(a, b, c, src_ext, n_oov, targets)[1],
+                                    (logits, p_gen, attn))
+    assert torch.autograd.gradcheck(lambda a, b, c: log_final_distribution(a, b, c, src_ext, n_oov, targets),
+                                    (logits, p_gen, attn))
+    assert torch.autograd.gradcheck(
+        lambda a, b, c: log_final_distribution(a, b, c, src_ext, n_oov, targets, full=False)[1], (logits, p_gen, attn))
+
+
 # -- whole models: teacher forcing, loss and every parameter's gradient -------------------------------
 WORDS = "the club signed a striker for four million on monday after talks . fans cheered".split()
 
@@ -152,14 +217,16 @@ def _examples(n=4, seed=0):
     return exs
 
 
-def _loss_and_grads(model, batch, coverage: bool, reference: bool):
+def _loss_and_grads(model, batch, coverage: bool, reference: bool, dense: bool = True):
     with reference_code(reference):
-        out = model(batch)
-        loss = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        # without a dense term, the recipe's loss: log P(y*) alone where the model gives it (the fast
+        # path), else gathered from log P
+        out = model(batch) if dense else model(batch, log_probs=False)
+        loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         if coverage:
             loss = loss + coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
-        # a dense term too, so that every column of the extended vocabulary gets a gradient
-        loss = loss + 1e-2 * (out["log_probs"].clamp_min(-30).exp() * out["log_probs"].clamp_min(-30)).sum()
+        if dense:   # a dense term too, so that every column of the extended vocabulary gets a gradient
+            loss = loss + 1e-2 * (out["log_probs"].clamp_min(-30).exp() * out["log_probs"].clamp_min(-30)).sum()
     params = [p for p in model.parameters() if p.requires_grad]
     grads = torch.autograd.grad(loss, params, allow_unused=True)
     return loss.detach(), [torch.zeros(()) if g is None else g for g in grads]
@@ -177,14 +244,15 @@ PG_VARIANTS = [dict(coverage=True), dict(coverage=False), dict(coverage=True, in
 
 @pytest.mark.parametrize("kwargs", PG_VARIANTS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
-def test_pointer_generator_fast_path_equals_reference(kwargs, dtype, tol):
+@pytest.mark.parametrize("dense", [True, False], ids=["nll+dense", "nll"])
+def test_pointer_generator_fast_path_equals_reference(kwargs, dtype, tol, dense):
     dca_course.seed_everything(0)
     vocab = _vocab()
     model = PointerGenerator(len(vocab), 8, 6, **kwargs).to(dtype)
     torch.nn.init.normal_(model.attention.w_c.weight)        # coverage's weight, not its zero start
     batch = _pg_batch(vocab, _examples())
-    fast = _loss_and_grads(model, batch, model.coverage, reference=False)
-    ref = _loss_and_grads(model, batch, model.coverage, reference=True)
+    fast = _loss_and_grads(model, batch, model.coverage, reference=False, dense=dense)
+    ref = _loss_and_grads(model, batch, model.coverage, reference=True, dense=dense)
     assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
     for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
         assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
@@ -217,6 +285,43 @@ def test_dca_fast_path_equals_reference(dtype, tol):
     assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
     for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
         assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
+
+
+def _copying_model(kind: str):
+    """A pointer-generator (with coverage, its weight not zero) or a DCA, and a batch for it."""
+    from dca_course.data.agents import collate_agents
+
+    dca_course.seed_everything(0)
+    vocab = _vocab()
+    if kind == "dca":
+        return DCA(len(vocab), 8, 6, context_layers=1), collate_agents(_examples(), vocab, n_agents=3)
+    model = PointerGenerator(len(vocab), 8, 6, coverage=True, input_feeding=kind == "pg+feeding")
+    torch.nn.init.normal_(model.attention.w_c.weight)
+    return model, _pg_batch(vocab, _examples())
+
+
+@pytest.mark.parametrize("kind", ["pg", "pg+feeding", "dca"])
+@pytest.mark.parametrize("reduction", ["token", "sequence"])
+def test_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(kind, reduction):
+    """The recipes' loss reads ``target_log_probs`` of ``model(batch, log_probs=False)``, which
+    computes nothing else of the distribution; the loss and every gradient are those of
+    ``sequence_nll`` over ``log_probs``, to the bit (float32, as training runs)."""
+    model, batch = _copying_model(kind)
+    out, lean = model(batch), model(batch, log_probs=False)
+    assert "target_log_probs" not in out                      # model(batch) gives what it always gave
+    assert lean["target_log_probs"].shape == batch.tgt_out.shape and lean["log_probs"] is None
+    results = []
+    for o, nll in ((out, sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask, reduction=reduction)),
+                   (out, teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask, reduction=reduction)),
+                   (lean, teacher_forced_nll(lean, batch.tgt_out, batch.tgt_mask, reduction=reduction))):
+        loss = nll + (coverage_loss(o["attn"], o["coverage"], batch.tgt_mask) if kind != "dca" else 0.0)
+        results.append([loss] + list(torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)))
+    names = ["loss"] + [name for name, _ in model.named_parameters()]
+    for other in results[1:]:
+        for name, a, b in zip(names, results[0], other):
+            assert torch.equal(_bits(a), _bits(b)), name
+    with reference_code():
+        assert "target_log_probs" not in model(batch, log_probs=False)   # the step-by-step reference
 
 
 def test_without_input_feeding_the_decoder_is_one_fused_lstm():

@@ -135,18 +135,18 @@ def _with_sink(view: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
 
 
 def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor,
-                           n_oov: int) -> torch.Tensor:
+                           n_oov: int, target: torch.Tensor | None = None, full: bool = True):
     """log P of eqs. (14)-(15) with the sum over agents taken first, floored as ``safe_log`` does:
 
         P(w) = sum_a g_a P^a(w) = (sum_a g_a p_a) P_voc(w) + sum_{(a, i): w_{a,i} = w} g_a (1 - p_a) l_{a,i}
 
     logits (batch, ..., V) (P_voc = softmax(logits)), gen = sum_a g_a p_a (batch, ..., 1), copy =
     g_a (1 - p_a) l_{a,i} (batch, ..., agents, len), src_ext (batch, agents, len).  The same numbers as
-    :func:`mix_agents` over :func:`~dca_course.nn.copying.final_distribution`, without the
-    agents x extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents'
-    words."""
+    :func:`mix_agents` over :func:`~dca_course.nn.copying.final_distribution`, without the agents x
+    extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents' words.
+    ``target``, ``full``: also (or only) log P of the reference words, as ``log_gen_copy`` gives it."""
     flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
-    return log_gen_copy(logits, gen, flat, source_index(src_ext.flatten(1), flat), n_oov)
+    return log_gen_copy(logits, gen, flat, source_index(src_ext.flatten(1), flat), n_oov, target, full)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
@@ -302,10 +302,11 @@ class DCA(nn.Module):
         hidden = self.out_hidden(features)
         return self.out(torch.tanh(hidden) if self.vocab_mlp == "tanh" else hidden)
 
-    def readout(self, r: dict, state: dict):
+    def readout(self, r: dict, state: dict, targets: torch.Tensor | None = None):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_voc (eq. 11 / 12), p_gen (eq. 13), each agent's distribution (eq. 14) and their mix
-        (eq. 15).  Returns ``(log P, info)``."""
+        (eq. 15).  Returns ``(log P, info)``; with the reference words ``targets`` (batch, T), see
+        :meth:`target_readout`."""
         s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
         M = ctx_a.size(-2)
         feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
@@ -322,7 +323,19 @@ class DCA(nn.Module):
         g = agent_attn.unsqueeze(-1)                                                      # (..., M, 1)
         gen = (g * p_gen).sum(-2)                                                        # sum_a g_a p_a
         copy = (g * (1.0 - p_gen)) * word_attn                                           # g_a (1 - p_a) l_{a,i}
-        return log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov), info
+        if targets is None:
+            return log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov), info
+        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
+        _, info["target_log_probs"] = log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov,
+                                                             targets, full=False)
+        return None, info
+
+    def target_readout(self, r: dict, state: dict, targets: torch.Tensor):
+        """:meth:`readout` for a training loss: log P(y*_t) of the reference words ``targets``
+        (batch, T) (extended ids) alone, as ``info["target_log_probs"]``, and log P None; the same
+        numbers, bit for bit, for less work forward and backward (``full=False`` of
+        :func:`~dca_course.nn.copying.log_gen_copy`).  Teacher forcing calls it for the loss."""
+        return self.readout(r, state, targets)
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
@@ -330,8 +343,10 @@ class DCA(nn.Module):
         log_probs, info = self.readout(r, new_state)
         return log_probs, new_state, info
 
-    def forward(self, batch) -> dict:
+    def forward(self, batch, log_probs: bool = True) -> dict:
         """Teacher forcing.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``
         (batch, T, agents, len), ``agent_attn`` and ``p_gen`` (batch, T, agents), and the
-        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss)."""
-        return teacher_forcing(self, batch)
+        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss).  ``log_probs=False``:
+        ``target_log_probs`` (batch, T), log P(y*_t), instead of ``log_probs`` (None), all that
+        the training loss needs, with less work."""
+        return teacher_forcing(self, batch, log_probs)

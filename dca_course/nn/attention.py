@@ -20,8 +20,10 @@ few lines are most of a summariser's training time on a CPU (``benchmarks/result
 step_profile.md``).  :meth:`AdditiveAttention.forward` therefore computes the same equations
 as one autograd operation with its backward pass written by hand
 (:class:`_FusedAdditiveAttention`), in place where it can, with tanh as 2 sigmoid(2x) - 1,
-because PyTorch's CPU tanh costs about three sigmoids; and keys prepared with
-:func:`step_keys` get their gradient from all steps in one matrix product.  :meth:`AdditiveAttention.reference` is
+because PyTorch's CPU tanh (MKL's) costs about three sigmoids on the AMD CPU the course was
+timed on (on an Intel Xeon it costs half of one, but a switch would change every trained
+number); and keys prepared with :func:`step_keys` get their gradient from all steps in one
+matrix product.  :meth:`AdditiveAttention.reference` is
 the straightforward transcription, kept as the definition; inside :func:`reference_code` every
 attention uses it, and the tests check that both give the same values and gradients.
 """
@@ -77,9 +79,9 @@ class _FusedAdditiveAttention(torch.autograd.Function):
                    g_c   = g_f w_c,  g_{w_c} = sum_{b,j} g_f c,  g_h = a g_context^T
 
     Autograd would record a dozen operations per step, each writing a (batch, src_len, attn)
-    buffer; this records one and works in place.  On a CPU, tanh costs about three sigmoids,
-    so it keeps sigma = sigmoid(2f) instead of t = 2 sigma - 1 = tanh(f): then e = 2 sigma v -
-    sum(v), and 1 - t^2 = 4 sigma (1 - sigma).  :meth:`AdditiveAttention.reference` is the
+    buffer; this records one and works in place.  On an AMD CPU, tanh costs about three sigmoids
+    (see the module docstring), so it keeps sigma = sigmoid(2f) instead of t = 2 sigma - 1 =
+    tanh(f): then e = 2 sigma v - sum(v), and 1 - t^2 = 4 sigma (1 - sigma).  :meth:`AdditiveAttention.reference` is the
     definition; the tests hold the two to the same values and gradients.
     """
 
@@ -105,8 +107,9 @@ class _FusedAdditiveAttention(torch.autograd.Function):
         if g_weights is not None:
             g_a = g_a + g_weights
         g_e = weights * (g_a - (weights * g_a).sum(-1, keepdim=True))               # softmax
-        # g_f = (1 - t^2) g_e v^T = 4 sigma (1 - sigma) g_e v^T
-        g_f = torch.ops.aten.sigmoid_backward((g_e * 4.0).unsqueeze(-1) * v, sig)  # (batch, src_len, attn)
+        # g_f = (1 - t^2) g_e v^T = 4 sigma (1 - sigma) g_e v^T, in place of g_e v^T (one buffer fewer)
+        g_f = (g_e * 4.0).unsqueeze(-1) * v                                          # (batch, src_len, attn)
+        torch.ops.aten.sigmoid_backward(g_f, sig, grad_input=g_f)
         g_v = torch.mv(sig.reshape(-1, A).t(), g_e.reshape(-1)) * 2.0 - g_e.sum()  # t = 2 sigma - 1
         g_cov = g_wc = None
         if coverage is None:
@@ -143,20 +146,27 @@ class _AttentionOverSteps(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, proj_keys, query_proj, w_c, v, keys, mask, coverage0):
+        B, T, _ = query_proj.shape
         v2, v_sum = v * 2.0, v.sum()
         w_c2 = w_c * 2.0 if w_c is not None else None
-        coverage, sigs, attns, covs = coverage0, [], [], []
-        for q_t in query_proj.unbind(1):                                         # (batch, attn)
-            f2 = torch.add(q_t.unsqueeze(1) * 2.0, proj_keys, alpha=2.0)         # 2f
+        q2 = (query_proj * 2.0).unsqueeze(2)                      # 2 (W_s s_t + b) of all steps, (batch, T, 1, attn)
+        padding = ~mask
+        lowest = torch.finfo(proj_keys.dtype).min
+        S, n_attn = proj_keys.shape[1:]
+        C = coverage0.new_empty(B, T, S)                                         # c^t of every step
+        coverage, sigs, attns = coverage0, [], []
+        for t in range(T):
+            f2 = torch.add(q2[:, t], proj_keys, alpha=2.0)                       # 2f, (batch, src_len, attn)
             if w_c2 is not None:
                 f2.addcmul_(coverage.unsqueeze(-1), w_c2)
             sig = torch.sigmoid_(f2)
-            a = masked_softmax(torch.matmul(sig, v2) - v_sum, mask)
-            sigs.append(sig)
+            scores = torch.mv(sig.view(-1, n_attn), v2).view(B, S).sub_(v_sum)   # e = tanh(f) v
+            a = torch.softmax(scores.masked_fill_(padding, lowest), dim=-1).masked_fill_(padding, 0.0)
+            sigs.append(sig)                                                     # (masked_softmax, inlined)
             attns.append(a)
-            covs.append(coverage)
+            C[:, t] = coverage
             coverage = coverage + a                                                # eq. (10)
-        A, C = torch.stack(attns, dim=1), torch.stack(covs, dim=1)                # (batch, T, src_len)
+        A = torch.stack(attns, dim=1)                                              # (batch, T, src_len)
         context = torch.bmm(A, keys)                                               # (batch, T, key_size)
         ctx.sigs = sigs
         ctx.save_for_backward(A, C, keys, v, w_c)
@@ -171,27 +181,34 @@ class _AttentionOverSteps(torch.autograd.Function):
         if g_A is not None:
             g_A_total = g_A_total + g_A
         g_keys = torch.bmm(A.transpose(1, 2), g_context)                         # (batch, src_len, key_size)
-        g_pk = torch.zeros_like(sigs[0])
-        g_q = A.new_empty(B, T, sigs[0].size(-1))
+        # each step's rows, made contiguous once, and the step's (batch, src_len, attn) work done in
+        # two buffers that stay in the cache (a new tensor per step would not)
+        A_t, g_A_t = A.transpose(0, 1).contiguous(), g_A_total.transpose(0, 1).contiguous()
+        C_t = C.transpose(0, 1).reshape(T, B * S) if w_c is not None else None
+        g_C_t = g_C.transpose(0, 1).contiguous() if g_C is not None else None
+        g_pk, g_f = torch.zeros_like(sigs[0]), torch.empty_like(sigs[0])
+        n_attn = g_f.size(-1)
+        g_f_rows = g_f.view(-1, n_attn)                                            # (batch * src_len, attn)
+        g_q = A.new_empty(T, B, n_attn)
         g_v = torch.zeros_like(v)
         g_wc = torch.zeros_like(w_c) if w_c is not None else None
         g_c = A.new_zeros(B, S)                                                    # d loss / d c^{t+1}
         v4 = v * 4.0
         for t in range(T - 1, -1, -1):
-            a, sig = A[:, t], sigs[t]
-            g_a = g_A_total[:, t] + g_c
+            a, sig = A_t[t], sigs[t]
+            g_a = g_A_t[t] + g_c
             g_e = a * (g_a - (a * g_a).sum(-1, keepdim=True))
-            g_f = torch.ops.aten.sigmoid_backward(g_e.unsqueeze(-1) * v4, sig)   # (1 - t^2) g_e v^T
+            torch.mul(g_e.unsqueeze(-1), v4, out=g_f)
+            torch.ops.aten.sigmoid_backward(g_f, sig, grad_input=g_f)          # (1 - t^2) g_e v^T
             g_pk += g_f
-            g_q[:, t] = g_f.sum(1)
-            A_ = sig.size(-1)
-            g_v += torch.mv(sig.reshape(-1, A_).t(), g_e.reshape(-1)) * 2.0 - g_e.sum()
-            if g_C is not None:
-                g_c = g_c + g_C[:, t]
+            torch.sum(g_f, 1, out=g_q[t])
+            g_v += torch.mv(sig.view(-1, n_attn).t(), g_e.view(-1)) * 2.0 - g_e.sum()
+            if g_C_t is not None:
+                g_c = g_c + g_C_t[t]
             if w_c is not None:
-                g_wc += torch.mv(g_f.reshape(-1, A_).t(), C[:, t].reshape(-1))
-                g_c = g_c + torch.matmul(g_f, w_c)
-        return g_pk, g_q, g_wc, g_v, g_keys, None, g_c
+                g_wc += torch.mv(g_f_rows.t(), C_t[t])
+                g_c = g_c + torch.mv(g_f_rows, w_c).view(B, S)
+        return g_pk, g_q.transpose(0, 1).contiguous(), g_wc, g_v, g_keys, None, g_c
 
 
 def attention_over_steps(attention: "AdditiveAttention", keys: torch.Tensor, mask: torch.Tensor,

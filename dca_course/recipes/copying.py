@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from .. import metrics
 from ..decoding import beam_search, greedy
-from ..losses import reduce_tokens, sequence_nll
+from ..losses import reduce_tokens, teacher_forced_nll
 from ..models.copynet import CopyNet
 from ..models.pointer_generator import PointerGenerator
 from ..train import unwrap
@@ -160,8 +160,8 @@ class PointerGeneratorRecipe(SummarizerRecipe):
         return [(epochs, lambda m: m.set_coverage(False)), (epochs + extra, lambda m: m.set_coverage(True))]
 
     def loss_fn(self, model, batch):
-        out = model(batch)
-        nll = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        out = model(batch, log_probs=False)           # the loss reads log P(y*_t) alone
+        nll = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         # eq. (12): the model computed the terms sum_i min(a_i^t, c_i^t) once; the loss averages them
         cov = reduce_tokens(out["cov_loss"], batch.tgt_mask, "token")
         if not unwrap(model).coverage:

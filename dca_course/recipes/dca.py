@@ -16,7 +16,7 @@ from ..data.vocab import Vocab
 from ..decoding import greedy
 from ..decoding import sample as sample_decode
 from ..losses import (leave_one_out_baseline, mixed_loss, rouge_reward, self_critical_loss, semantic_cohesion,
-                      sentence_advantages, sentence_returns, sequence_nll)
+                      sentence_advantages, sentence_returns, teacher_forced_nll)
 from ..models.dca import DCA
 from ..train import load_checkpoint, unwrap
 from .config import knob
@@ -170,11 +170,11 @@ class DCARecipe(SummarizerRecipe):
 
     def mle_loss(self, model, batch, reduction: str = "token"):
         """L_MLE (+ lam * semantic cohesion) and its stats; ``nll`` is always the per-token mean."""
-        out = model(batch)
-        nll = sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask)
+        out = model(batch, log_probs=False)           # the loss reads log P(y*_t) alone
+        nll = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         stats = {"nll": nll.item()}
-        loss = nll if reduction == "token" else sequence_nll(out["log_probs"], batch.tgt_out, batch.tgt_mask,
-                                                             reduction=reduction)
+        loss = nll if reduction == "token" else teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask,
+                                                                   reduction=reduction)
         lam = self.config.cohesion
         if lam:
             sem = semantic_cohesion(out["s"], batch.tgt_sent_end, batch.tgt_mask)
