@@ -97,7 +97,7 @@ def step_ms(step, device, *, repeats: int = 5, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
-def step_times(make_model, make_batch, loss_fn, devices, *, repeats: int = 3, warmup: int = 1,
+def step_times(make_model, make_batch, loss_fn, devices, *, repeats: int = 2, warmup: int = 1,
                lr: float = 1e-3) -> dict[str, float]:
     """Milliseconds per training step (forward, ``loss_fn(model, batch)``, backward, Adam) on each
     device, for a fresh ``make_model()`` and the batch ``make_batch()`` moved there.

@@ -5,10 +5,12 @@
 #      layers at the `full` and `fast` sizes (benchmarks/lstm_limit.py), batched beam search against one article
 #      at a time (benchmarks/beam_search.py);
 #   2. then, at once, one process each: every notebook under strict nbval with the README's options (device:
-#      CUDA), the unit tests, and each model's command line on CUDA (RL from the DCA's MLE run included);
+#      CUDA) and executed once more (to keep what its timing cells print), the unit tests, and each model's
+#      command line on CUDA (RL from the DCA's MLE run included);
 #   3. benchmarks/results/gpu.md from the logs (scripts/gpu_report.py): device, driver, PyTorch and CUDA,
-#      per-notebook result and wall time, the benchmarks, the command lines.
-# Logs go to $OUT (default runs/gpu-check), with a copy of gpu.md. Python: $PYTHON, else .venv/bin/python when
+#      per-notebook result and wall time, the benchmarks, the command lines, the notebooks' GPU timings.
+# Logs go to $OUT (default runs/gpu-check), with a copy of gpu.md. A dry run of the script itself on a machine
+# without a GPU: GPU_CHECK_DEVICE=cpu NOTEBOOKS=notebooks/00_welcome.ipynb REPORT=/tmp/gpu.md bash scripts/gpu_check.sh Python: $PYTHON, else .venv/bin/python when
 # it sees CUDA, else python3. Where the course's Python packages are missing (an offline GPU machine: jupyter,
 # nbval, rouge-score, ...), put their wheels in .whl/ first: they are installed into a scratch folder.
 set -u
@@ -17,6 +19,8 @@ ROOT=$PWD
 OUT=${OUT:-runs/gpu-check}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 REPORT=${REPORT:-benchmarks/results/gpu.md}
+DEVICE=${GPU_CHECK_DEVICE:-cuda}
+NOTEBOOKS=${NOTEBOOKS:-notebooks/*.ipynb}
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3
   if [ -x .venv/bin/python ] && .venv/bin/python -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
@@ -35,8 +39,10 @@ export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 L="$OUT/logs"; rm -rf "$L"; mkdir -p "$L"
 STARTED=$(date +%s)
 
-"$PYTHON" - > "$L/info.json" <<'PY' || { echo "gpu-check: no CUDA here (see $L/info.json)"; exit 2; }
-import json, subprocess, sys, torch
+DEVICE=$DEVICE "$PYTHON" - > "$L/info.json" <<'PY' || { echo "gpu-check: no CUDA here (see $L/info.json)"; exit 2; }
+import json, os, subprocess, sys, torch
+if os.environ["DEVICE"] == "cpu":        # a dry run of the script
+    print(json.dumps({"gpu": "none (a dry run on the CPU)", "torch": torch.__version__})); sys.exit(0)
 if not torch.cuda.is_available():
     print(json.dumps({"error": "torch.cuda.is_available() is False"})); sys.exit(1)
 try:
@@ -52,19 +58,30 @@ PY
 
 # 1. benchmarks, one at a time, alone on the GPU
 B=benchmarks
-timeout 90 "$PYTHON" $B/lstm_limit.py --profile full --device cuda --steps 10 --rounds 3 > "$L/bench_lstm_full.txt" 2>&1
-timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device cuda --steps 10 --rounds 3 > "$L/bench_lstm_fast.txt" 2>&1
-timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device cuda --steps 10 --rounds 3 --input-feeding \
+timeout 90 "$PYTHON" $B/lstm_limit.py --profile full --device $DEVICE --steps 10 --rounds 3 > "$L/bench_lstm_full.txt" 2>&1
+timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device $DEVICE --steps 10 --rounds 3 > "$L/bench_lstm_fast.txt" 2>&1
+timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device $DEVICE --steps 10 --rounds 3 --input-feeding \
   > "$L/bench_lstm_fast_input_feeding.txt" 2>&1
-timeout 90 "$PYTHON" $B/beam_search.py --device cuda --n 64 > "$L/bench_beam.txt" 2>&1
+timeout 90 "$PYTHON" $B/beam_search.py --device $DEVICE --n 64 > "$L/bench_beam.txt" 2>&1
 
-# 2. notebooks, unit tests and command lines, at once
-for nb in notebooks/*.ipynb; do
+# 2. notebooks (under nbval, and executed once more to keep their GPU timings), unit tests and command lines,
+#    at once
+mkdir -p "$L/executed"
+cat > "$SCRATCH/execute.py" <<'PY'
+import sys, nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+NotebookClient(nb, timeout=280, kernel_name="python3", allow_errors=True,
+               resources={"metadata": {"path": "notebooks"}}).execute()
+nbformat.write(nb, sys.argv[2])
+PY
+for nb in $NOTEBOOKS; do
   name=$(basename "$nb" .ipynb)
   ( s=$(date +%s)
     timeout 300 "$PYTHON" -m pytest "$nb" --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
       --nbval-cell-timeout 280 -p no:cacheprovider -q > "$L/nb_$name.log" 2>&1
     echo "rc=$? wall=$(( $(date +%s) - s ))" >> "$L/nb_$name.log" ) &
+  ( timeout 300 "$PYTHON" "$SCRATCH/execute.py" "$nb" "$L/executed/$name.ipynb" > "$L/executed/$name.txt" 2>&1 ) &
 done
 ( s=$(date +%s); timeout 290 "$PYTHON" -m pytest tests -q -p no:cacheprovider -x > "$L/unit.log" 2>&1
   echo "rc=$? wall=$(( $(date +%s) - s ))" >> "$L/unit.log" ) &
@@ -72,8 +89,11 @@ R="$SCRATCH/runs"
 cli() {   # cli NAME ARGS...: one command line on CUDA, its last line (the metrics' JSON) kept in the log
   local name=$1; shift
   local s=$(date +%s)
-  timeout 240 "$PYTHON" -m dca_course train "$@" --device cuda > "$L/cli_$name.log" 2>&1
-  echo "rc=$? wall=$(( $(date +%s) - s )) command=python -m dca_course train $* --device cuda" >> "$L/cli_$name.log"
+  timeout 240 "$PYTHON" -m dca_course train "$@" --device $DEVICE > "$L/cli_$name.log" 2>&1
+  local rc=$? shown="$*"
+  echo "rc=$rc wall=$(( $(date +%s) - s )) command=python -m dca_course train ${shown//$R/RUN_DIR} --device $DEVICE" \
+    >> "$L/cli_$name.log"
+  return $rc
 }
 cli dmn dmn --data babi:1 --time-limit 40 --out "$R/dmn" &
 cli seq2seq seq2seq --data toy:dates --epochs 1 --out "$R/seq2seq" &

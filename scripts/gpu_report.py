@@ -4,7 +4,8 @@
 
 Reads ``info.json`` (device, driver, versions), ``nb_*.log`` (nbval of one notebook each, ending with
 ``rc=R wall=S``), ``unit.log``, ``cli_*.log`` (a command line's output, its metrics' JSON last, then
-``rc=R wall=S command=...``) and ``bench_*.txt`` (a benchmark's output, its JSON last), and writes one
+``rc=R wall=S command=...``), ``bench_*.txt`` (a benchmark's output, its JSON last) and
+``executed/*.ipynb`` (the notebooks as they ran, for what their GPU timing cells printed), and writes one
 Markdown file.  The file says "**All passed.**" only when every notebook, the unit tests and every
 command line exited 0; otherwise it lists what failed.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -53,6 +55,9 @@ def _failed_cells(text: str) -> list[str]:
 
 
 def _commit() -> str:
+    """The checked-out commit (``$GPU_CHECK_COMMIT`` where the copy has no git history)."""
+    if os.environ.get("GPU_CHECK_COMMIT"):
+        return os.environ["GPU_CHECK_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip()
@@ -113,6 +118,29 @@ def benchmarks(logs: Path) -> list[str]:
     return rows
 
 
+def _text(cell: dict) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+def notebook_timings(logs: Path) -> list[str]:
+    """What each executed notebook's GPU timing cells printed (they run only where a GPU is), and any
+    error or stderr output of the executed notebooks."""
+    lines = []
+    for path in sorted((logs / "executed").glob("*.ipynb")):
+        cells = [c for c in json.loads(path.read_text()).get("cells", []) if c.get("cell_type") == "code"]
+        for c in cells:
+            source = "".join(c.get("source", ""))
+            if source.startswith("# NBVAL_IGNORE_OUTPUT") and "gpu_present(device)" in source and _text(c).strip():
+                lines += [f"{path.stem}:", "```", _text(c).rstrip(), "```", ""]
+        for i, c in enumerate(cells):
+            for o in c.get("outputs", []):
+                if o.get("output_type") == "error":
+                    lines.append(f"{path.stem}, code cell {i}: error {o.get('ename')}: {o.get('evalue', '')[:200]}")
+                elif o.get("output_type") == "stream" and o.get("name") == "stderr":
+                    lines.append(f"{path.stem}, code cell {i}: stderr `{o.get('text', '').strip()[:200]}`")
+    return lines
+
+
 def report(logs: Path, seconds: int | None = None) -> str:
     info = json.loads((logs / "info.json").read_text()) if (logs / "info.json").exists() else {}
     nb_rows, nb_fail = notebooks(logs)
@@ -161,6 +189,13 @@ def report(logs: Path, seconds: int | None = None) -> str:
         "| benchmark | result |",
         "|---|---|",
         *benchmarks(logs),
+        "",
+        "## What the GPU buys, as the notebooks print it",
+        "",
+        "Each notebook's timing cell, from a second execution of it that ran beside all the others (so these "
+        "times are indicative; the benchmarks above ran alone), then any error or stderr output of those runs.",
+        "",
+        *(notebook_timings(logs) or ["(none printed)"]),
         "",
     ]
     return "\n".join(lines)

@@ -66,3 +66,16 @@ def test_script_is_valid_bash_and_wired_into_make():
     assert "gpu-check:" in makefile and "scripts/gpu_check.sh" in makefile
     assert "device-check:" in makefile
     assert "make gpu-check" in (ROOT / "CONTRIBUTING.md").read_text()
+
+
+def test_report_keeps_the_notebooks_gpu_timings(tmp_path):
+    logs = _logs(tmp_path / "logs")
+    (logs / "executed").mkdir()
+    cells = [{"cell_type": "code", "source": "x = 1", "outputs": [{"output_type": "stream", "name": "stderr",
+                                                                   "text": "UserWarning: RNN module weights"}]},
+             {"cell_type": "code", "source": "# NBVAL_IGNORE_OUTPUT\nif gpu_present(device):\n    pass",
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": "one training step:\n  CPU 900 ms\n"}]}]
+    (logs / "executed" / "05_pointer_generator_coverage.ipynb").write_text(json.dumps({"cells": cells}))
+    text = _report(logs, tmp_path / "gpu.md")
+    assert "05_pointer_generator_coverage:\n```\none training step:\n  CPU 900 ms\n```" in text
+    assert "05_pointer_generator_coverage, code cell 0: stderr `UserWarning: RNN module weights`" in text
