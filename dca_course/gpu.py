@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import statistics
 import time
 
@@ -97,18 +96,17 @@ def step_ms(step, device, *, repeats: int = 5, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
-def step_times(make_model, make_batch, loss_fn, devices, *, repeats: int = 2, warmup: int = 1,
-               lr: float = 1e-3) -> dict[str, float]:
+def step_times(make_model, make_batch, loss_fn, devices, *, repeats: int = 2, warmup: int = 1) -> dict[str, float]:
     """Milliseconds per training step (forward, ``loss_fn(model, batch)``, backward, Adam) on each
     device, for a fresh ``make_model()`` and the batch ``make_batch()`` moved there.
 
-    The CPU runs with all its cores (the notebooks keep one, for repeatable sums; a learner
-    asking what a GPU buys compares it with the whole CPU).  Random numbers are drawn from a
-    fork, so the notebook's own stream is left as it was.  Under the device check each step runs
-    once: it checks where tensors live, not seconds.
+    A GPU step is timed ``repeats`` times after ``warmup`` untimed ones (its first steps pay for
+    the allocator and for choosing kernels); a CPU step at these sizes is long enough to time
+    once, with the notebook's threads (one: more threads fighting other work for the cores
+    only slow it down).  Random numbers are drawn from a fork, so the notebook's own stream is
+    left as it was.  Under the device check each step runs once: it checks where tensors live,
+    not seconds.
     """
-    if device_check.is_active():
-        repeats, warmup = 1, 0
     times = {}
     cuda = next((torch.device(d) for d in devices if torch.device(d).type == "cuda"), None)
     with keep_random_state(cuda):
@@ -116,26 +114,22 @@ def step_times(make_model, make_batch, loss_fn, devices, *, repeats: int = 2, wa
             dev = torch.device(dev)
             model = make_model().to(dev).train()
             batch = make_batch().to(dev)
-            opt = torch.optim.Adam(model.parameters(), lr=lr)
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
             def step():
                 opt.zero_grad(set_to_none=True)
                 loss_fn(model, batch).backward()
                 opt.step()
 
-            threads = torch.get_num_threads()
-            if dev.type == "cpu" and dev != device_check.CHECK_DEVICE:
-                torch.set_num_threads(os.cpu_count() or 1)
-            try:
-                times[_label(dev)] = step_ms(step, dev, repeats=repeats, warmup=warmup)
-            finally:
-                torch.set_num_threads(threads)
+            once = dev.type == "cpu" or device_check.is_active()
+            times[_label(dev)] = step_ms(step, dev, repeats=1 if once else repeats, warmup=0 if once else warmup)
     return times
 
 
 def _label(dev: torch.device) -> str:
     if dev.type == "cpu" and dev != device_check.CHECK_DEVICE:
-        return f"CPU ({os.cpu_count()} threads)"
+        threads = torch.get_num_threads()
+        return f"CPU ({threads} thread{'s' if threads > 1 else ''})"
     return str(dev) if dev.type != "cuda" else f"GPU ({torch.cuda.get_device_name(dev)})"
 
 

@@ -10,8 +10,9 @@
 #   3. benchmarks/results/gpu.md from the logs (scripts/gpu_report.py): device, driver, PyTorch and CUDA,
 #      per-notebook result and wall time, the benchmarks, the command lines, the notebooks' GPU timings.
 # Logs go to $OUT (default runs/gpu-check), with a copy of gpu.md. A dry run of the script itself on a machine
-# without a GPU: GPU_CHECK_DEVICE=cpu NOTEBOOKS=notebooks/00_welcome.ipynb REPORT=/tmp/gpu.md bash scripts/gpu_check.sh Python: $PYTHON, else .venv/bin/python when
-# it sees CUDA, else python3. Where the course's Python packages are missing (an offline GPU machine: jupyter,
+# without a GPU: GPU_CHECK_DEVICE=cpu NOTEBOOKS=notebooks/00_welcome.ipynb REPORT=/tmp/gpu.md bash scripts/gpu_check.sh
+# PARTS (default "bench notebooks unit cli") and NOTEBOOKS run a part of it again. Python: $PYTHON, else
+# .venv/bin/python when it sees CUDA, else python3. Where the course's Python packages are missing (an offline GPU machine: jupyter,
 # nbval, rouge-score, ...), put their wheels in .whl/ first: they are installed into a scratch folder.
 set -u
 cd "$(dirname "$0")/.."
@@ -21,6 +22,8 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 REPORT=${REPORT:-benchmarks/results/gpu.md}
 DEVICE=${GPU_CHECK_DEVICE:-cuda}
 NOTEBOOKS=${NOTEBOOKS:-notebooks/*.ipynb}
+PARTS=${PARTS:-bench notebooks unit cli}
+part() { case " $PARTS " in *" $1 "*) return 0;; *) return 1;; esac; }
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3
   if [ -x .venv/bin/python ] && .venv/bin/python -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
@@ -58,11 +61,13 @@ PY
 
 # 1. benchmarks, one at a time, alone on the GPU
 B=benchmarks
+part bench && {
 timeout 90 "$PYTHON" $B/lstm_limit.py --profile full --device $DEVICE --steps 10 --rounds 3 > "$L/bench_lstm_full.txt" 2>&1
 timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device $DEVICE --steps 10 --rounds 3 > "$L/bench_lstm_fast.txt" 2>&1
 timeout 60 "$PYTHON" $B/lstm_limit.py --profile fast --device $DEVICE --steps 10 --rounds 3 --input-feeding \
   > "$L/bench_lstm_fast_input_feeding.txt" 2>&1
 timeout 90 "$PYTHON" $B/beam_search.py --device $DEVICE --n 64 > "$L/bench_beam.txt" 2>&1
+}
 
 # 2. notebooks (under nbval, and executed once more to keep their GPU timings), unit tests and command lines,
 #    at once
@@ -75,7 +80,7 @@ NotebookClient(nb, timeout=280, kernel_name="python3", allow_errors=True,
                resources={"metadata": {"path": "notebooks"}}).execute()
 nbformat.write(nb, sys.argv[2])
 PY
-for nb in $NOTEBOOKS; do
+part notebooks && for nb in $NOTEBOOKS; do
   name=$(basename "$nb" .ipynb)
   ( s=$(date +%s)
     timeout 300 "$PYTHON" -m pytest "$nb" --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
@@ -83,7 +88,7 @@ for nb in $NOTEBOOKS; do
     echo "rc=$? wall=$(( $(date +%s) - s ))" >> "$L/nb_$name.log" ) &
   ( timeout 300 "$PYTHON" "$SCRATCH/execute.py" "$nb" "$L/executed/$name.ipynb" > "$L/executed/$name.txt" 2>&1 ) &
 done
-( s=$(date +%s); timeout 290 "$PYTHON" -m pytest tests -q -p no:cacheprovider -x > "$L/unit.log" 2>&1
+part unit && ( s=$(date +%s); timeout 290 "$PYTHON" -m pytest tests -q -p no:cacheprovider -x > "$L/unit.log" 2>&1
   echo "rc=$? wall=$(( $(date +%s) - s ))" >> "$L/unit.log" ) &
 R="$SCRATCH/runs"
 cli() {   # cli NAME ARGS...: one command line on CUDA, its last line (the metrics' JSON) kept in the log
@@ -95,12 +100,14 @@ cli() {   # cli NAME ARGS...: one command line on CUDA, its last line (the metri
     >> "$L/cli_$name.log"
   return $rc
 }
-cli dmn dmn --data babi:1 --time-limit 40 --out "$R/dmn" &
-cli seq2seq seq2seq --data toy:dates --epochs 1 --out "$R/seq2seq" &
-cli copynet copynet --data synthnews --time-limit 40 --out "$R/copynet" &
-cli pointer-generator pointer-generator --coverage --data synthnews --time-limit 60 --out "$R/pg" &
-( cli dca dca --agents 3 --data synthnews-long --time-limit 60 --out "$R/dca" \
-  && cli dca-rl dca --agents 3 --rl --init "$R/dca" --data synthnews-long --time-limit 40 --out "$R/dca-rl" ) &
+if part cli; then
+  cli dmn dmn --data babi:1 --time-limit 40 --out "$R/dmn" &
+  cli seq2seq seq2seq --data toy:dates --epochs 1 --out "$R/seq2seq" &
+  cli copynet copynet --data synthnews --time-limit 40 --out "$R/copynet" &
+  cli pointer-generator pointer-generator --coverage --data synthnews --time-limit 60 --out "$R/pg" &
+  ( cli dca dca --agents 3 --data synthnews-long --time-limit 60 --out "$R/dca" \
+    && cli dca-rl dca --agents 3 --rl --init "$R/dca" --data synthnews-long --time-limit 40 --out "$R/dca-rl" ) &
+fi
 wait
 
 # 3. the report

@@ -118,8 +118,13 @@ def benchmarks(logs: Path) -> list[str]:
     return rows
 
 
+def _joined(text) -> str:
+    """A notebook's text field: a string, or a list of lines as nbformat writes it."""
+    return "".join(text) if isinstance(text, list) else text
+
+
 def _text(cell: dict) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    return "".join(_joined(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
 
 
 def notebook_timings(logs: Path) -> list[str]:
@@ -129,15 +134,17 @@ def notebook_timings(logs: Path) -> list[str]:
     for path in sorted((logs / "executed").glob("*.ipynb")):
         cells = [c for c in json.loads(path.read_text()).get("cells", []) if c.get("cell_type") == "code"]
         for c in cells:
-            source = "".join(c.get("source", ""))
+            source = _joined(c.get("source", ""))
             if source.startswith("# NBVAL_IGNORE_OUTPUT") and "gpu_present(device)" in source and _text(c).strip():
                 lines += [f"{path.stem}:", "```", _text(c).rstrip(), "```", ""]
         for i, c in enumerate(cells):
+            deliberate = ("raises-exception" in c.get("metadata", {}).get("tags", [])
+                          or "NBVAL_RAISES_EXCEPTION" in _joined(c.get("source", "")))
             for o in c.get("outputs", []):
-                if o.get("output_type") == "error":
+                if o.get("output_type") == "error" and not deliberate:
                     lines.append(f"{path.stem}, code cell {i}: error {o.get('ename')}: {o.get('evalue', '')[:200]}")
                 elif o.get("output_type") == "stream" and o.get("name") == "stderr":
-                    lines.append(f"{path.stem}, code cell {i}: stderr `{o.get('text', '').strip()[:200]}`")
+                    lines.append(f"{path.stem}, code cell {i}: stderr `{_joined(o.get('text', '')).strip()[:200]}`")
     return lines
 
 

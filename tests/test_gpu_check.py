@@ -73,8 +73,9 @@ def test_report_keeps_the_notebooks_gpu_timings(tmp_path):
     (logs / "executed").mkdir()
     cells = [{"cell_type": "code", "source": "x = 1", "outputs": [{"output_type": "stream", "name": "stderr",
                                                                    "text": "UserWarning: RNN module weights"}]},
-             {"cell_type": "code", "source": "# NBVAL_IGNORE_OUTPUT\nif gpu_present(device):\n    pass",
-              "outputs": [{"output_type": "stream", "name": "stdout", "text": "one training step:\n  CPU 900 ms\n"}]}]
+             {"cell_type": "code", "source": ["# NBVAL_IGNORE_OUTPUT\n", "if gpu_present(device):\n", "    pass"],
+              "outputs": [{"output_type": "stream", "name": "stdout",                 # as nbformat writes it
+                           "text": ["one training step:\n", "  CPU 900 ms\n"]}]}]
     (logs / "executed" / "05_pointer_generator_coverage.ipynb").write_text(json.dumps({"cells": cells}))
     text = _report(logs, tmp_path / "gpu.md")
     assert "05_pointer_generator_coverage:\n```\none training step:\n  CPU 900 ms\n```" in text
