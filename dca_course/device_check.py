@@ -16,6 +16,9 @@ and fails where CUDA fails:
   allows it (``copy_``, indices of ``x[...]``, the CPU lengths of packed sequences);
 * ``.numpy()`` of a device tensor (also through ``np.asarray`` or matplotlib) raises CUDA's
   ``TypeError: can't convert cuda:0 device type tensor to numpy``;
+* a non-blocking copy from the device to the CPU (``x.to("cpu", non_blocking=True)``) raises: on a
+  GPU the host may read it before the copy has finished, a race that gives wrong numbers now and
+  then rather than an error;
 * a recurrent layer whose weights are not one block of memory warns, as cuDNN does, that "RNN
   module weights are not part of single contiguous chunk of memory" (``module.to(device)`` puts
   them into one block; ``copy.deepcopy`` does not);
@@ -229,6 +232,10 @@ class DeviceCheck(TorchFunctionMode):
         if target is None:                        # only a dtype: it stays where it is
             result = func(*args, **kwargs)
             return _mark_all(result) if any(on_device(t) for t in _tensors(args[:1])) else result
+        if target == "host" and kwargs.get("non_blocking") and any(on_device(t) for t in _tensors(args[:1])):
+            raise RuntimeError("a non-blocking copy from the GPU to the CPU: on a GPU the CPU may read the tensor "
+                               "before the copy has finished (dca_course's device check); copy with "
+                               "non_blocking=False, or synchronize before reading it")
         result = func(*args, **kwargs)
         if target == "device":
             fresh = result if any(on_device(t) for t in _tensors(args[:1])) else _fresh(result, args)

@@ -89,6 +89,21 @@ def test_numpy_of_a_device_tensor_fails(checked):
         np.asarray(x)                                     # what matplotlib does (notebook 05's bar chart)
 
 
+def test_a_non_blocking_copy_to_the_cpu_fails(checked):
+    """Batch.to(device, non_blocking=True) back to the CPU let notebook 07's GPU check read a batch before
+    its copy had finished (its CPU loss then differed from the GPU's by half)."""
+    from dca_course.data import Example, Vocab
+    from dca_course.data.batching import collate
+
+    x = torch.randn(3, device=checked)
+    with pytest.raises(RuntimeError, match="non-blocking copy from the GPU to the CPU"):
+        x.to("cpu", non_blocking=True)
+    assert not device_check.on_device(x.to("cpu"))
+    batch = collate([Example(list("ab"), list("ba"))], Vocab(list("ab"))).to(checked)
+    assert device_check.on_device(batch.src)
+    assert not device_check.on_device(batch.to("cpu").src)          # Batch.to copies back blocking
+
+
 def test_a_training_step_on_the_device(checked):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)).to(checked)

@@ -49,10 +49,13 @@ class Batch:
     bAbI's, the language model's): ``.to(device)`` moves every tensor field and keeps the rest."""
 
     def to(self, device):
+        # Non-blocking only towards a GPU: there the copy is queued before the kernels that read it.
+        # Towards the CPU the host would read the tensors before a non-blocking copy has finished.
+        non_blocking = torch.device(device).type == "cuda"
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         for k, v in moved.items():
             if isinstance(v, torch.Tensor):
-                moved[k] = v.to(device, non_blocking=True)
+                moved[k] = v.to(device, non_blocking=non_blocking)
         return type(self)(**moved)
 
 
