@@ -148,7 +148,7 @@ def notebook_timings(logs: Path) -> list[str]:
     return lines
 
 
-def report(logs: Path, seconds: int | None = None) -> str:
+def report(logs: Path, seconds: int | None = None, note: str | None = None) -> str:
     info = json.loads((logs / "info.json").read_text()) if (logs / "info.json").exists() else {}
     nb_rows, nb_fail = notebooks(logs)
     cli_rows, cli_fail = command_lines(logs)
@@ -163,6 +163,7 @@ def report(logs: Path, seconds: int | None = None) -> str:
         f"{datetime.date.today().isoformat()}, commit {_commit()}{took}. Hand-written notes belong in "
         "[README.md](README.md), not here.",
         "",
+        *([note, ""] if note else []),
         "| | |",
         "|---|---|",
         f"| GPU | {info.get('gpu', '?')} ({info.get('gpu_memory', '?')}), driver {info.get('driver', '?')} |",
@@ -213,8 +214,10 @@ def main(argv=None) -> int:
     parser.add_argument("logs", type=Path)
     parser.add_argument("--seconds", type=int, default=None, help="the whole check's wall time")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/gpu.md"))
+    parser.add_argument("--note", default=None, help="one paragraph under the heading, e.g. which runs the logs "
+                                                         "come from when they were merged")
     args = parser.parse_args(argv)
-    write_text(args.out, report(args.logs, args.seconds))
+    write_text(args.out, report(args.logs, args.seconds, args.note))
     return 0
 
 
