@@ -6,9 +6,9 @@
   mantissa: each product is rounded to a relative 2**-11 (about 4.9e-4) instead of float32's
   2**-24 (about 6e-8).  A check that a GPU agrees with the CPU within 1e-4 then fails for that
   reason alone, so the checks compare in full float32 and state their tolerance for that.
-* :func:`flatten_recurrent` puts a copied recurrent layer's weights back into one block of
-  memory: ``copy.deepcopy`` of a model on a GPU leaves them apart, and cuDNN then warns (and
-  copies them) at every call.
+* :func:`copy_to` copies a model onto a device with its recurrent layers' weights in one block of
+  memory: a bare ``copy.deepcopy`` of a model on a GPU leaves them apart, and cuDNN then warns
+  (and compacts them) at every call.
 * :func:`gpu_present` says whether a section's GPU work runs: on CUDA, and under the device
   check (``make device-check``), where the checked device stands in for the GPU so that the
   section's own code is checked for device mistakes on a machine without one.
@@ -27,7 +27,7 @@ from torch import nn
 
 from . import device_check
 
-__all__ = ["full_float32", "keep_random_state", "flatten_recurrent", "copy_to", "gpu_present", "timing_profile",
+__all__ = ["full_float32", "keep_random_state", "copy_to", "gpu_present", "timing_profile",
            "synchronize", "step_ms", "step_times", "step_time_table"]
 
 
@@ -52,17 +52,11 @@ def keep_random_state(device=None):
         yield
 
 
-def flatten_recurrent(module: nn.Module) -> nn.Module:
-    """Every recurrent layer of ``module`` with its weights in one block (cuDNN's layout); returns it."""
-    for m in module.modules():
-        if isinstance(m, nn.RNNBase):
-            m.flatten_parameters()
-    return module
-
-
 def copy_to(module: nn.Module, device) -> nn.Module:
-    """An independent copy of ``module`` on ``device``, its recurrent layers ready for cuDNN."""
-    return flatten_recurrent(copy.deepcopy(module).to(device))
+    """An independent copy of ``module`` on ``device``, its recurrent layers ready for cuDNN: ``.to``
+    re-flattens every ``nn.RNNBase`` (its ``_apply`` calls ``flatten_parameters``), also when the
+    copy is already on ``device``."""
+    return copy.deepcopy(module).to(device)
 
 
 def gpu_present(device) -> bool:
