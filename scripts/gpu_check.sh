@@ -42,7 +42,7 @@ export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 L="$OUT/logs"; rm -rf "$L"; mkdir -p "$L"
 STARTED=$(date +%s)
 
-DEVICE=$DEVICE "$PYTHON" - > "$L/info.json" <<'PY' || { echo "gpu-check: no CUDA here (see $L/info.json)"; exit 2; }
+DEVICE=$DEVICE PARTS="$PARTS" "$PYTHON" - > "$L/info.json" <<'PY' || { echo "gpu-check: no CUDA here (see $L/info.json)"; exit 2; }
 import json, os, subprocess, sys, torch
 if os.environ["DEVICE"] == "cpu":        # a dry run of the script
     print(json.dumps({"gpu": "none (a dry run on the CPU)", "torch": torch.__version__})); sys.exit(0)
@@ -56,7 +56,8 @@ except Exception:
     name, driver, memory = torch.cuda.get_device_name(), "unknown", "unknown"
 print(json.dumps({"gpu": name, "driver": driver, "gpu_memory": memory, "torch": torch.__version__,
                   "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(), "python": sys.version.split()[0],
-                  "cpu_cores": __import__("os").cpu_count()}))
+                  "cpu_cores": os.cpu_count(), "seed": int(os.environ.get("DCA_SEED", "0") or 0),
+                  "parts": os.environ.get("PARTS", "")}))
 PY
 
 # 1. benchmarks, one at a time, alone on the GPU

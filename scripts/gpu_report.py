@@ -148,13 +148,66 @@ def notebook_timings(logs: Path) -> list[str]:
     return lines
 
 
-def report(logs: Path, seconds: int | None = None, note: str | None = None) -> str:
+CLAIM = re.compile(r"^claim: (?P<statement>.*): (?P<verdict>holds|FAILS?\w*) \(≈?(?P<value>-?[\d.]+) "
+                   r"(?P<op>>=|<=) (?P<bound>-?[\d.]+)\)")
+FAILED_CLAIM = re.compile(r"claim failed: (?P<statement>.*): measured (?P<value>-?[\d.]+), needs (?P<op>>=|<=) "
+                          r"(?P<bound>-?[\d.]+)")
+
+
+def claims(logs: Path) -> dict[tuple[str, str], str]:
+    """Every trained claim's value in one run: {(notebook, statement): "value (op bound)"}.
+
+    Two executions of each notebook ran: nbval's, which shows a value only when a claim fails (its
+    AssertionError), and the executed copy, which prints every claim. Both are the same seed on the
+    same GPU, yet not the same numbers: CUDA's atomic additions make training differ from run to run,
+    so each counts as one more sample of the claim."""
+    found = {}
+    for path in sorted((logs / "executed").glob("*.ipynb")):
+        for c in json.loads(path.read_text()).get("cells", []):
+            for line in _text(c).splitlines() if c.get("cell_type") == "code" else []:
+                m = CLAIM.match(line.strip())
+                if m:
+                    found[(path.stem, m["statement"])] = f"{m['value']} ({m['op']} {m['bound']})"
+    for log in sorted(logs.glob("nb_*.log")):
+        for m in FAILED_CLAIM.finditer(re.sub(r"\x1b\[[\d;]*m", "", log.read_text(errors="replace"))):
+            key = (log.stem[3:], m["statement"])
+            found[key] = f"**{m['value']} fails ({m['op']} {m['bound']})**; {found.get(key, '?')}"
+    return found
+
+
+def claims_table(runs: list[tuple[str, Path]]) -> list[str]:
+    """One row per claim, one column per run; a claim that failed in nbval's execution shows that value
+    first, then the executed copy's."""
+    values = [claims(logs) for _, logs in runs]
+    keys = sorted({k for v in values for k in v})
+    rows = ["| notebook | claim | " + " | ".join(name for name, _ in runs) + " |",
+            "|---|---|" + "---|" * len(runs)]
+    for nb, statement in keys:
+        cells = [v.get((nb, statement), "-") for v in values]
+        rows.append(f"| {nb[:2]} | " + statement.replace("|", "\\|") + " | " + " | ".join(cells) + " |")
+    return rows
+
+
+def other_run(logs: Path) -> list[str]:
+    """A further run of the notebooks (``--also``: another seed, ``PARTS=notebooks``): its results."""
+    info = json.loads((logs / "info.json").read_text()) if (logs / "info.json").exists() else {}
+    rows, failures = notebooks(logs)
+    return [f"### Seed {info.get('seed', '?')}", "",
+            "**All notebooks passed.**" if not failures else "**Failures:** " + "; ".join(failures) + ".", "",
+            "| notebook | result | pytest | wall s |", "|---|---|---|---:|", *rows, ""]
+
+
+def report(logs: Path, seconds: int | None = None, note: str | None = None, also: tuple[Path, ...] = ()) -> str:
     info = json.loads((logs / "info.json").read_text()) if (logs / "info.json").exists() else {}
     nb_rows, nb_fail = notebooks(logs)
     cli_rows, cli_fail = command_lines(logs)
-    unit_text = (logs / "unit.log").read_text(errors="replace") if (logs / "unit.log").exists() else ""
+    unit_ran = (logs / "unit.log").exists()      # absent when PARTS left the unit tests out: not a failure
+    unit_text = (logs / "unit.log").read_text(errors="replace") if unit_ran else ""
     unit_tail = _tail(unit_text)
-    failures = nb_fail + cli_fail + ([] if unit_tail["rc"] == 0 else [f"unit tests: exit {unit_tail['rc']}"])
+    failures = nb_fail + cli_fail + ([] if unit_tail["rc"] == 0 or not unit_ran
+                                     else [f"unit tests: exit {unit_tail['rc']}"])
+    unit_line = (f"`pytest tests`: {_summary(unit_text)} (exit {unit_tail['rc']}, {unit_tail['wall']} s)."
+                 if unit_ran else "Not run (`PARTS` left them out).")
     took = f"; the whole check took {seconds} s" if seconds is not None else ""
     lines = [
         "# The course on a GPU",
@@ -175,7 +228,8 @@ def report(logs: Path, seconds: int | None = None, note: str | None = None) -> s
         "## Notebooks under strict nbval on CUDA",
         "",
         "The README's options (`--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg`), the "
-        "default device (CUDA), seed 0; all notebooks at once, one process each, so a wall time includes waiting "
+        f"default device (CUDA), seed {info.get('seed', 0)}; all notebooks at once, one process each, so a wall "
+        "time includes waiting "
         "for the GPU and the CPU cores.",
         "",
         "| notebook | result | pytest | wall s |",
@@ -184,7 +238,7 @@ def report(logs: Path, seconds: int | None = None, note: str | None = None) -> s
         "",
         "## Unit tests",
         "",
-        f"`pytest tests`: {_summary(unit_text)} (exit {unit_tail['rc']}, {unit_tail['wall']} s).",
+        unit_line,
         "",
         "## Command lines on CUDA",
         "",
@@ -206,6 +260,17 @@ def report(logs: Path, seconds: int | None = None, note: str | None = None) -> s
         *(notebook_timings(logs) or ["(none printed)"]),
         "",
     ]
+    if also:
+        lines += ["## The notebooks on other seeds", "",
+                  "The same check's notebook part (`DCA_SEED=N PARTS=notebooks make gpu-check`), on the same GPU.", "",
+                  *[line for extra in also for line in other_run(extra)]]
+    runs = [(f"seed {info.get('seed', 0)}", logs)] + [
+        (f"seed {json.loads((e / 'info.json').read_text()).get('seed', '?')}", e) for e in also]
+    lines += ["## The trained claims on CUDA", "",
+              "Each claim's value and bound from every run above. On a GPU the same seed does not give the same "
+              "numbers twice (atomic additions in the backward pass), so a claim's margin must cover that too. "
+              "A claim that failed under nbval shows nbval's value, then the executed copy's.", "",
+              *claims_table(runs), ""]
     return "\n".join(lines)
 
 
@@ -216,8 +281,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/gpu.md"))
     parser.add_argument("--note", default=None, help="one paragraph under the heading, e.g. which runs the logs "
                                                          "come from when they were merged")
+    parser.add_argument("--also", type=Path, action="append", default=[],
+                        help="the logs of a further notebooks-only run (another seed); repeatable")
     args = parser.parse_args(argv)
-    write_text(args.out, report(args.logs, args.seconds, args.note))
+    write_text(args.out, report(args.logs, args.seconds, args.note, tuple(args.also)))
     return 0
 
 

@@ -504,3 +504,37 @@ def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_upda
                 word_match=False)
     assert sum(p.numel() for p in model.parameters()) - sum(p.numel() for p in plain.parameters()) == \
         (2 if memory_update == "relu" else 3) * 10 * MATCH_WORDS ** 2
+
+
+def test_word_match_does_not_match_two_unknown_words():
+    """Two different words outside the vocabulary both encode to <unk>; equal ids there are no match."""
+    from dca_course.data.vocab import Vocab
+    from dca_course.models.dmn_match import MATCH_WORDS, word_match
+    unk, pad = Vocab.unk_id, Vocab.pad_id
+    sentences = torch.tensor([[[7, unk, 9, pad]]])           # one fact: "w7 <unk> w9"
+    question = torch.tensor([[unk, 7]])                      # "<unk> w7": another unknown word, then w7
+    r = word_match(sentences, question, pad).view(1, 1, MATCH_WORDS, MATCH_WORDS)
+    assert r[0, 0, 0, 1] == 1                                # fact word 0 (w7) is question word 1
+    assert r[0, 0, 1, 0] == 0                                # <unk> against <unk>: not the same word
+    assert r.sum() == 1
+
+
+def test_evaluate_dmn_never_credits_unk_for_an_answer_outside_the_vocabulary():
+    from dca_course.models.dmn_eval import evaluate_dmn
+
+    class SaysUnk(torch.nn.Module):                          # a model whose every answer is <unk>
+        passes = 1
+
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def predict(self, batch):
+            n = batch.question.size(0)
+            return [[vocab.unk_id]] * n, torch.zeros(n, 1, batch.sentences.size(1))
+
+    long, short = _examples()
+    vocab = babi_vocab([long, short])
+    unseen = BabiExample(story=short.story, question=short.question, answer=["zanzibar"], supporting=[0], task=1)
+    assert "zanzibar" not in vocab.stoi
+    assert evaluate_dmn(SaysUnk(), [unseen], vocab)["accuracy"] == 0.0

@@ -80,3 +80,29 @@ def test_report_keeps_the_notebooks_gpu_timings(tmp_path):
     text = _report(logs, tmp_path / "gpu.md")
     assert "05_pointer_generator_coverage:\n```\none training step:\n  CPU 900 ms\n```" in text
     assert "05_pointer_generator_coverage, code cell 0: stderr `UserWarning: RNN module weights`" in text
+
+
+def test_report_of_a_partial_check_on_another_seed(tmp_path):
+    logs = _logs(tmp_path / "logs")
+    (logs / "unit.log").unlink()                     # PARTS=notebooks: the unit tests did not run
+    info = json.loads((logs / "info.json").read_text())
+    (logs / "info.json").write_text(json.dumps({**info, "seed": 2, "parts": "notebooks"}))
+    text = _report(logs, tmp_path / "gpu.md")
+    assert "**All passed.**" in text and "unit tests: exit" not in text
+    assert "Not run (`PARTS` left them out)." in text
+    assert "the default device (CUDA), seed 2;" in text
+
+
+def test_report_tables_every_claim_and_the_ones_nbval_failed(tmp_path):
+    logs = _logs(tmp_path / "logs")
+    (logs / "executed").mkdir()
+    cells = [{"cell_type": "code", "source": "claim(...)", "outputs": [
+        {"output_type": "stream", "name": "stdout",
+         "text": ["claim: coverage cuts repeats: holds (≈0.708 >= 0.5)\n", "claim: |a - b|: holds (≈0.01 <= 0.25)\n"]}]}]
+    (logs / "executed" / "05_pointer_generator_coverage.ipynb").write_text(json.dumps({"cells": cells}))
+    (logs / "nb_05_pointer_generator_coverage.log").write_text(
+        "\x1b[31mAssertionError\x1b[39m: claim failed: coverage cuts repeats: measured 0.453, needs >= 0.5\n"
+        "1 failed, 20 passed in 105.18s\nrc=1 wall=107\n")
+    text = _report(logs, tmp_path / "gpu.md")
+    assert "| 05 | coverage cuts repeats | **0.453 fails (>= 0.5)**; 0.708 (>= 0.5) |" in text
+    assert "| 05 | \\|a - b\\| | 0.01 (<= 0.25) |" in text

@@ -14,6 +14,13 @@ def answer_mode_for(examples) -> str:
     return "sequence" if any(len(ex.answer) > 1 for ex in examples) else "word"
 
 
+def _answered(predicted: list[int], answer: list[str], vocab) -> bool:
+    """Whether predicted ids spell the gold answer.  A gold word outside the training vocabulary
+    can never be predicted: encoding it would give ``<unk>``, and a predicted ``<unk>`` would then
+    count as right."""
+    return all(w in vocab.stoi for w in answer) and predicted == vocab.encode(answer)
+
+
 @torch.no_grad()
 def evaluate_dmn(model: nn.Module, examples, vocab, *, max_facts: int | None = None, batch_size: int = 256,
                  device=None) -> dict:
@@ -28,7 +35,7 @@ def evaluate_dmn(model: nn.Module, examples, vocab, *, max_facts: int | None = N
     for chunk in length_buckets(examples, batch_size, max_facts=max_facts):
         batch = make_dmn_batch(chunk, vocab, max_facts=max_facts).to(device)
         answers, gates = model.predict(batch)
-        right += sum(a == vocab.encode(ex.answer) for a, ex in zip(answers, chunk))
+        right += sum(_answered(a, ex.answer, vocab) for a, ex in zip(answers, chunk))
         target = batch.supporting[:, : gates.size(1)]
         k = target.size(1)
         ok = target >= 0

@@ -27,20 +27,25 @@ from __future__ import annotations
 
 import torch
 
+from ..data.vocab import Vocab
+
 #: Words of a fact and of the question the match reads (real bAbI: at most 11 of either).
 MATCH_WORDS = 12
 
 
 def word_match(sentences: torch.Tensor, question: torch.Tensor, pad_id: int,
-               size: int = MATCH_WORDS) -> torch.Tensor:
+               size: int = MATCH_WORDS, unk_id: int = Vocab.unk_id) -> torch.Tensor:
     """R: (batch, facts, size * size), ``R[b, t, i * size + j] = 1`` where word ``i`` of fact ``t``
-    equals word ``j`` of the question; 0 where either is padding or beyond ``size`` words.
+    equals word ``j`` of the question; 0 where either is padding or beyond ``size`` words, and
+    where the word is ``<unk>``: two different words outside the vocabulary share that id, so
+    their ids being equal says nothing about the words.
 
     sentences (batch, facts, len) and question (batch, q_len) are word ids.
     """
     s = _first(sentences, size, pad_id)                                 # (batch, facts, size)
     q = _first(question, size, pad_id)                                  # (batch, size)
-    same = (s.unsqueeze(-1) == q[:, None, None, :]) & (s != pad_id).unsqueeze(-1)
+    known = (s != pad_id) & (s != unk_id)
+    same = (s.unsqueeze(-1) == q[:, None, None, :]) & known.unsqueeze(-1)
     return same.flatten(2).float()                                      # (batch, facts, size * size)
 
 
