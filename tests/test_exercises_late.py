@@ -116,7 +116,7 @@ def not_implemented(*args):
 
 WRONG = [
     (ex.check_final_distribution, swapped_p_gen, "swapped"),
-    (ex.check_final_distribution, scatter_not_add, "scatter_add"),
+    (ex.check_final_distribution, scatter_not_add, "every position i with w_i = w"),
     (ex.check_final_distribution, vocab_only, "extended vocabulary"),
     (ex.check_coverage_loss, coverage_with_current_step, "before t"),
     (ex.check_coverage_loss, coverage_ignoring_mask, "padding steps"),

@@ -35,14 +35,18 @@ def check_perplexity(perplexity, *, batch: int = 4, length: int = 7, vocab: int 
     targets = torch.randint(vocab, (batch, length), generator=gen)
     lengths = torch.tensor([length, length - 2, 3, 1][:batch])
     mask = torch.arange(length)[None, :] < lengths[:, None]          # rows of different lengths
+    from ..losses import reduce_tokens, sequence_nll
+
     try:
-        got = perplexity(log_probs, targets, mask)
+        got = guarded(Answers(functions=(sequence_nll, reduce_tokens)), perplexity, log_probs, targets, mask)
         if not isinstance(got, (int, float, torch.Tensor)) or isinstance(got, bool) or \
                 (isinstance(got, torch.Tensor) and got.numel() != 1):
             return _say(False, what, f"it returned {type(got).__name__}"
                                      f"{' of shape ' + str(tuple(got.shape)) if isinstance(got, torch.Tensor) else ''}"
                                      f"; expected one number (a float or a 0-d tensor)")
         got = float(got)
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except NotImplementedError:
         return _say(False, what, "it is not implemented yet")
     except Exception as exc:  # a learner's bug: report it rather than raise

@@ -90,7 +90,7 @@ def check_final_distribution(fn, *, seed: int = 0) -> bool:
                                                    "P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_i a_i"),
         (mix(p_gen * p_vocab, attn), "the attention is added without its weight (1 - p_gen): P no longer sums to 1"),
         (mix(p_gen * p_vocab, (1 - p_gen) * attn, summed=False), "a word at several positions keeps only one position's "
-                                                          "attention: use scatter_add (sum over i with w_i = w), not scatter"),
+                                                          "attention: P(w) sums a_i over every position i with w_i = w"),
     ]
     sums = got.detach().sum(-1)
     extra = "" if torch.allclose(sums, torch.ones_like(sums), atol=1e-4) else \
@@ -127,7 +127,7 @@ def check_coverage_loss(fn, *, seed: int = 0) -> bool:
     guesses = [
         ((per_step(torch.cumsum(attn, 1)) * m).sum() / m.sum(),
          "c^t includes the current step's attention; eq. (10) sums only the steps before t (c^0 = 0): "
-         "torch.cumsum(attn, 1) - attn"),
+         "use c^t in step t's loss, then add a^t to it"),
         ((per_step(coverage, torch.maximum) * m).sum() / m.sum(), "use the minimum of a^t_i and c^t_i, not the maximum"),
         (per_step(coverage).mean(), "padding steps are counted: average over the real steps only (the mask)"),
         ((per_step(coverage) * m).sum() / mask.size(0), "the sum over each summary's steps averaged over the batch; "
