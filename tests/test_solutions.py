@@ -43,3 +43,14 @@ def test_solution_prints_the_answer_and_names_its_check():
 def test_a_wrong_key_says_what_a_key_looks_like(bad):
     with pytest.raises(KeyError, match=re.escape(bad[:2]) if bad[0] != "5" else "05.1"):
         load_solution(bad)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_every_solution_prints(key):
+    """solution() prints classes too (inspect finds a class's source through sys.modules)."""
+    answer, _ = load_solution(key)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        solution(key)
+    assert f"# Solution to exercise {key}" in out.getvalue()
+    assert f"{'class' if isinstance(answer, type) else 'def'} {answer.__name__}" in out.getvalue()

@@ -5,8 +5,9 @@ the library's own version on random inputs, prints one PASS or FAIL line (naming
 mistake when it can guess one) and returns ``True`` or ``False``.  The checks draw their random
 numbers from a private generator, so calling one leaves the notebook's random state alone.
 
-The solutions live in ``solutions/NN_*.py`` at the top of the repository, away from the
-notebooks, so that a learner opens them on purpose: ``solution("05.1")`` prints one.
+The solutions live in ``dca_course/exercises/answers/NN_*.py``, away from the notebooks, so that a
+learner opens them on purpose: ``solution("05.1")`` prints one.  They are package data (not modules
+of the package), so an installed wheel carries them.
 ``show_source(obj)`` prints the library code a notebook uses without building it.
 """
 from __future__ import annotations
