@@ -17,9 +17,11 @@ from .foundations import check_attention, check_dmn_features, check_gru_cell
 from .late import (check_agent_distribution, check_agent_messages, check_coverage_loss, check_final_distribution,
                    check_leave_one_out, check_rouge_l, check_seed_spread, check_self_critical_loss)
 from .solutions import load_solution, show_source, solution, solution_keys
+from .training import check_attention_trains
 
 __all__ = ["check_gru_cell", "check_attention", "check_dmn_features", "check_perplexity", "check_teacher_forcing",
            "check_episode", "check_copy_scores", "check_selective_read",
            "check_final_distribution", "check_coverage_loss", "check_agent_messages", "check_agent_distribution",
            "check_self_critical_loss", "check_leave_one_out", "check_seed_spread", "check_rouge_l",
+           "check_attention_trains",
            "solution", "solution_keys", "load_solution", "show_source"]
