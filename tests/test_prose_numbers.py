@@ -208,9 +208,23 @@ def claim_calls(code: str):
         yield node.args[0].value, op, bound, comments
 
 
+# Claims of the exercises that train with the learner's code: the stored notebook holds the stub, so they are
+# measured with the solution by benchmarks/exercise_claims.py (exercise_claims.json), not by make claims.
+EXERCISE_CLAIMS = {"your self-critical loss raises the reward on held-out articles (sampled ROUGE-L, points)": "07.3"}
+
+
+def exercise_record(key: str) -> dict:
+    """exercise_claims.json's row for a training exercise, in notebook_claims.json's form."""
+    row = results("exercise_claims.json")["exercises"][key]
+    return {"op": ">=", "bound": None, "values": row["values"], "worst": row["worst"]}
+
+
 def claim_comment_problems(number: str) -> list[str]:
     stem = notebook(number)["stem"]
     measured = {c["claim"]: c for c in results("notebook_claims.json")["claims"] if c["notebook"] == stem}
+    for statement, key in EXERCISE_CLAIMS.items():
+        if key.startswith(number + "."):
+            measured[statement] = exercise_record(key)
     problems = []
     for cell in notebook(number)["cells"]:
         if cell["cell_type"] != "code" or "claim(" not in source(cell):
@@ -220,7 +234,10 @@ def claim_comment_problems(number: str) -> list[str]:
             if row is None:
                 problems.append(f"{statement!r}: not in notebook_claims.json (measure it: make claims)")
                 continue
-            if (row["op"], row["bound"]) != (op, bound):
+            if row["bound"] is None:          # a training exercise's claim: its bound must be below the worst case
+                if bound >= row["worst"]:
+                    problems.append(f"{statement!r}: bound {bound} is not below the worst case {row['worst']:.3f}")
+            elif (row["op"], row["bound"]) != (op, bound):
                 problems.append(f"{statement!r}: asserts {op} {bound}, but was measured with {row['op']} {row['bound']}")
             worst = re.search(r"worst " + NUMBER, comment)
             if worst:
@@ -246,3 +263,17 @@ def test_the_comment_parser_sees_a_stale_worst_case():
             'claim("t", x,   # worst 2.5\n      at_most=3)\n')
     assert list(claim_calls(code)) == [("s", ">=", 0.5, " seeds 0/1/2 + ATEN default: worst 0.9; bound 0.5"),
                                        ("t", "<=", 3, " worst 2.5")]
+
+
+def test_the_training_exercise_floor_of_02_agrees_with_its_measurement():
+    """Exercise 02.3's floor is below the worst exact match measured with the solution, and the comment and the
+    text give that worst case as measured."""
+    worst = exercise_record("02.3")["worst"]
+    cell = next(source(c) for c in notebook("02")["cells"] if c["cell_type"] == "code" and "check_attention_trains(" in source(c))
+    shown = re.search(r"worst " + NUMBER + r"; floor " + NUMBER, cell)
+    floor = float(re.search(r"floor=" + NUMBER, cell).group(1))
+    assert shown, cell
+    assert abs(float(shown.group(1)) - worst) <= 0.0005 + 1e-9, f"comment says worst {shown.group(1)}, measured {worst:.4f}"
+    assert float(shown.group(2)) == floor < worst
+    said = re.search(r"test exact match reached at least " + NUMBER, markdown("02"))
+    assert said and float(said.group(1)) <= worst and worst - float(said.group(1)) < 0.01, (said and said.group(0), worst)
