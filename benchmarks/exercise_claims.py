@@ -73,15 +73,13 @@ def measure_07(seed: int, capability: str, scratch: Path) -> float:
     stub[0]["source"] = src.replace("    raise NotImplementedError   # your code here", SOLUTION_07)
     src = "".join(exercise[0]["source"])
     exercise[0]["source"] = re.sub(r"at_least=[-\d.]+", "at_least=-1e9", src)      # measure, never fail
-    copy = ROOT / "notebooks" / f"_exercise_claims_07_{seed}{capability}.ipynb"      # beside it: its paths hold
+    copy = scratch / f"07-{seed}{capability}.ipynb"       # notebook 07 reads no file by a relative path
     log = scratch / f"07-{seed}{capability}.jsonl"
-    try:
-        copy.write_text(json.dumps(nb), encoding="utf-8")
-        subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                        "--ExecutePreprocessor.timeout=1800", "--output-dir", str(scratch), str(copy)],
-                       env={**_env(seed, capability), "DCA_CLAIMS_LOG": str(log)}, check=True, capture_output=True)
-    finally:
-        copy.unlink(missing_ok=True)
+    copy.write_text(json.dumps(nb), encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                    "--ExecutePreprocessor.timeout=1800", "--output", f"executed-07-{seed}{capability}",
+                    "--output-dir", str(scratch), str(copy)],
+                   env={**_env(seed, capability), "DCA_CLAIMS_LOG": str(log)}, check=True, capture_output=True)
     values = [json.loads(line)["value"] for line in log.read_text(encoding="utf-8").splitlines()
               if json.loads(line)["claim"].startswith("your self-critical loss")]
     assert len(values) == 1, values
