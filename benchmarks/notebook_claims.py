@@ -5,6 +5,7 @@ seed with its bound and worst case, and what nbval compares in each notebook.
     python benchmarks/notebook_claims.py                      # seeds 1 and 2 (`make claims`)
     python benchmarks/notebook_claims.py --seeds 0 1 2 --cpu-capability default --out benchmarks/results
     python benchmarks/notebook_claims.py --seeds 0 --times    # also rewrite the measured times table
+    python benchmarks/notebook_claims.py 05 --seeds --cpu-capability default   # only seed 0 on the scalar kernels
 
 A run is one notebook under ``pytest --nbval`` with ``DCA_SEED`` set (and ``ATEN_CPU_CAPABILITY``
 for the ``--cpu-capability`` runs, a stand-in for another processor).  Each ``claim(...)`` in a
@@ -192,7 +193,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="paths, or numbers such as 05 (default: every notebook)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[1, 2],
+                        help="DCA_SEED values (default: 1 2); none with --cpu-capability runs only its seed-0 runs")
     parser.add_argument("--cpu-capability", default=None,
                         help="also run seed 0 with ATEN_CPU_CAPABILITY set to this (e.g. default)")
     parser.add_argument("--out", type=Path, default=None, help="write notebook_claims.md/.json here")

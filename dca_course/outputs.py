@@ -17,6 +17,8 @@ written beside each claim in the notebook).
 
 The "On a GPU / at full size" sections use :func:`full_requested` and :func:`on_this_machine`,
 so that the cell prints the same words on a laptop and on a GPU machine.
+
+Progress bars come from :func:`tqdm` (``tqdm.auto``'s, whose saved output reads as finished).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import json
 import os
 from numbers import Real
 
-__all__ = ["TRAINED", "trained", "trained_text", "claim", "full_requested", "on_this_machine"]
+__all__ = ["TRAINED", "trained", "trained_text", "claim", "full_requested", "on_this_machine", "tqdm"]
 
 TRAINED = "\u2248"  # ≈: "about this much here; another machine or seed gives another value"
 
@@ -109,3 +111,49 @@ def full_requested() -> bool:
 def on_this_machine(device) -> str:
     """``"this machine: device='cuda'"``: where a GPU cell ran, in a form the sanitize file masks."""
     return f"this machine: device='{getattr(device, 'type', device)}'"
+
+
+_FINISHED_TQDM = None
+
+
+def _finished_tqdm_class():
+    """``tqdm.auto.tqdm`` in a terminal; in a notebook, its widget bar, shown with a display id so
+    that closing it replaces the output with the bar's final text."""
+    global _FINISHED_TQDM
+    if _FINISHED_TQDM is None:
+        from tqdm.auto import tqdm as auto_tqdm
+        from tqdm.notebook import tqdm as notebook_tqdm
+
+        if not issubclass(auto_tqdm, notebook_tqdm):
+            _FINISHED_TQDM = auto_tqdm
+        else:
+            from IPython.display import display
+
+            class FinishedTqdm(auto_tqdm):
+                """A saved notebook keeps a widget's text form from when it was first shown ("0%| 0/94"),
+                and a viewer without the widget's state (GitHub, nbviewer) shows that. On close this bar
+                replaces its output with the final text ("100%| 94/94 ..."), which the sanitize file's
+                progress-bar rule masks like any other bar."""
+
+                def __init__(self, *args, **kwargs):
+                    self._handle = None
+                    show = kwargs.pop("display", True)
+                    super().__init__(*args, display=False, **kwargs)
+                    if show and not self.disable and self.delay <= 0 and hasattr(self, "container"):
+                        self._handle = display(self.container, display_id=True)
+                        self.displayed = True
+
+                def close(self):
+                    handle, self._handle = getattr(self, "_handle", None), None
+                    super().close()
+                    if handle is not None:
+                        handle.update({"text/plain": repr(self.container)}, raw=True)
+
+            _FINISHED_TQDM = FinishedTqdm
+    return _FINISHED_TQDM
+
+
+def tqdm(*args, **kwargs):
+    """A progress bar as ``tqdm.auto.tqdm(*args, **kwargs)``; in a notebook, its saved output is the
+    finished bar's text ("epoch 4/4: 100%|##########| 94/94 [...]"), not the widget's first state."""
+    return _finished_tqdm_class()(*args, **kwargs)

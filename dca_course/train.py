@@ -25,11 +25,11 @@ from typing import Callable, Sequence
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from .data.batching import batch_indices, iterate_batches
 from .errors import InputError
 from .io import atomic_write
+from .outputs import tqdm
 
 
 class CheckpointError(InputError):

@@ -34,13 +34,21 @@ def vocab_only(p_vocab, attn, p_gen, src_ext, n_oov):
     return p_gen * p_vocab
 
 
+def _running(attn, include_current):
+    coverage, out = torch.zeros_like(attn[:, 0]), []
+    for t in range(attn.size(1)):
+        out.append(coverage + attn[:, t] if include_current else coverage)
+        coverage = coverage + attn[:, t]
+    return torch.stack(out, 1)
+
+
 def coverage_with_current_step(attn, mask):
-    per_step = torch.minimum(attn, torch.cumsum(attn, 1)).sum(-1)
+    per_step = torch.minimum(attn, _running(attn, True)).sum(-1)
     return (per_step * mask).sum() / mask.sum()
 
 
 def coverage_ignoring_mask(attn, mask):
-    return torch.minimum(attn, torch.cumsum(attn, 1) - attn).sum(-1).mean()
+    return torch.minimum(attn, _running(attn, False)).sum(-1).mean()
 
 
 # -- 06 ---------------------------------------------------------------------------------------
@@ -82,7 +90,8 @@ def loo_wrong_grouping(rewards, k):
 
 # -- 08 ---------------------------------------------------------------------------------------
 def population_sd(values):
-    return statistics.mean(values), statistics.pstdev(values)
+    mean = sum(values) / len(values)
+    return mean, (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
 
 
 def rouge_1_instead(pred, ref):
@@ -107,7 +116,7 @@ def not_implemented(*args):
 
 WRONG = [
     (ex.check_final_distribution, swapped_p_gen, "swapped"),
-    (ex.check_final_distribution, scatter_not_add, "scatter_add"),
+    (ex.check_final_distribution, scatter_not_add, "every position i with w_i = w"),
     (ex.check_final_distribution, vocab_only, "extended vocabulary"),
     (ex.check_coverage_loss, coverage_with_current_step, "before t"),
     (ex.check_coverage_loss, coverage_ignoring_mask, "padding steps"),

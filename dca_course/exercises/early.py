@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .foundations import _call, _first_match, _name, _say
+from .guard import AnswerCalled, Answers, guarded
 
 __all__ = ["check_perplexity", "check_teacher_forcing", "check_episode", "check_copy_scores",
            "check_selective_read"]
@@ -34,9 +35,18 @@ def check_perplexity(perplexity, *, batch: int = 4, length: int = 7, vocab: int 
     targets = torch.randint(vocab, (batch, length), generator=gen)
     lengths = torch.tensor([length, length - 2, 3, 1][:batch])
     mask = torch.arange(length)[None, :] < lengths[:, None]          # rows of different lengths
+    from ..losses import reduce_tokens, sequence_nll
+
     try:
-        got = perplexity(log_probs, targets, mask)
+        got = guarded(Answers(functions=(sequence_nll, reduce_tokens)), perplexity, log_probs, targets, mask)
+        if not isinstance(got, (int, float, torch.Tensor)) or isinstance(got, bool) or \
+                (isinstance(got, torch.Tensor) and got.numel() != 1):
+            return _say(False, what, f"it returned {type(got).__name__}"
+                                     f"{' of shape ' + str(tuple(got.shape)) if isinstance(got, torch.Tensor) else ''}"
+                                     f"; expected one number (a float or a 0-d tensor)")
         got = float(got)
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except NotImplementedError:
         return _say(False, what, "it is not implemented yet")
     except Exception as exc:  # a learner's bug: report it rather than raise
@@ -105,17 +115,20 @@ def check_teacher_forcing(forward, *, seed: int = 0, atol: float = 1e-5) -> bool
     ``Seq2SeqBatch``; the answer is the log-probabilities of every target position,
     (batch, tgt_len, V), as ``model(batch)["log_probs"]``.
     """
+    from ..decoding import teacher_forcing, teacher_forcing_stepwise
+    from ..models.seq2seq import Seq2Seq
+
     what = f"check_teacher_forcing({_name(forward)})"
     model, batch = _tiny_seq2seq(seed)
+    answers = Answers(functions=(Seq2Seq.forward, teacher_forcing, teacher_forcing_stepwise))
     with torch.no_grad():
         want = model(batch)["log_probs"]
-        got, error = _call(forward, model, batch, call="forward(model, batch)")
+        got, error = _call(forward, model, batch, call="forward(model, batch)", answers=answers)
         if error:
             return _say(False, what, error)
-        if isinstance(got, dict):
-            got = got.get("log_probs")
         if not isinstance(got, torch.Tensor):
-            return _say(False, what, f"expected a tensor (batch, tgt_len, V), got {type(got).__name__}")
+            return _say(False, what, f"it returned a {type(got).__name__}; expected the tensor of log-probabilities "
+                                     f"(batch, tgt_len, V), stacked from model.step's outputs")
         B, T, V = want.shape
         if tuple(got.shape) == (T, B, V):
             return _say(False, what, f"got shape {tuple(got.shape)} = (tgt_len, batch, V): stack the steps "
@@ -172,7 +185,9 @@ def check_episode(episode, *, hidden_size: int = 5, batch: int = 3, facts: int =
 
     with torch.no_grad():
         want, states = run(g)
-        got, error = _call(episode, cell, c.clone(), g.clone(), call="episode(cell, facts, gates)")
+        from ..models.dmn import DMN
+        answers = Answers(functions=(gated_gru_step, DMN.episode))
+        got, error = _call(episode, cell, c.clone(), g.clone(), call="episode(cell, facts, gates)", answers=answers)
         if error:
             return _say(False, what, error)
         if not isinstance(got, torch.Tensor):
@@ -216,7 +231,9 @@ def check_copy_scores(copy_scores, *, hidden_size: int = 4, batch: int = 3, src_
         W_c = nn.Linear(2 * H, H)
     with torch.no_grad():
         want = (torch.tanh(W_c(keys)) * s.unsqueeze(1)).sum(-1)
-        got, error = _call(copy_scores, keys.clone(), W_c, s.clone(), call="copy_scores(keys, W_c, s)")
+        from ..models.copynet import CopyNet
+        got, error = _call(copy_scores, keys.clone(), W_c, s.clone(), call="copy_scores(keys, W_c, s)",
+                           answers=Answers(functions=(CopyNet.step, CopyNet.forward)))
         if error:
             return _say(False, what, error)
         if not isinstance(got, torch.Tensor):
@@ -265,8 +282,12 @@ def check_selective_read(selective_read, *, batch: int = 4, src_len: int = 6, di
     args = (y_prev, prev_copy, src_ext, src_mask, keys)
     want_zeta, want_rho = reference(*args)
     try:
-        out = selective_read(*(a.clone() for a in args))
+        out = guarded(Answers(functions=(reference,)), selective_read, *(a.clone() for a in args))
+        if not (isinstance(out, tuple) and len(out) == 2):
+            return _say(False, what, f"it returned a {type(out).__name__}; expected a pair of tensors (zeta, rho)")
         zeta, rho = out
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except NotImplementedError:
         return _say(False, what, "it is not implemented yet")
     except Exception as exc:  # a learner's bug: report it rather than raise

@@ -8,12 +8,22 @@ numbers from a private generator, so calling one does not change the notebook's 
 from __future__ import annotations
 
 import torch
+from torch import nn
 
-from ..nn.gru import GRUCell
+from ..nn.attention import AdditiveAttention, attention_over_steps, masked_softmax
+from ..nn.gru import GRU, GRUCell
+from .guard import LIBRARY, AnswerCalled, Answers, guarded
 
 __all__ = ["check_gru_cell"]
 
 _GRU_PARAMS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+# A GRU cell's answer: the library's cells and PyTorch's fused GRU step (torch.nn.GRUCell calls _VF.gru_cell).
+GRU_ANSWERS = Answers(functions=(GRUCell, GRU, nn.GRUCell, nn.GRU),
+                      ops={"gru_cell": f"PyTorch's fused GRU step, {LIBRARY}",
+                           "gru": f"PyTorch's fused GRU, {LIBRARY}"})
+# Attention's answer: the library's attention and masked softmax, and PyTorch's attention.
+ATTENTION_ANSWERS = Answers(functions=(AdditiveAttention, masked_softmax, attention_over_steps, nn.MultiheadAttention),
+                            ops={"scaled_dot_product_attention": f"PyTorch's attention, {LIBRARY}"})
 
 
 def _say(ok: bool, what: str, message: str) -> bool:
@@ -25,11 +35,14 @@ def _name(obj) -> str:
     return getattr(obj, "__name__", type(obj).__name__)
 
 
-def _call(fn, *args, call: str | None = None):
-    """``(fn(*args), None)``, or ``(None, the FAIL line's message)`` when the learner's code raised;
-    ``call`` names the call in that message (default ``name(...)``)."""
+def _call(fn, *args, call: str | None = None, answers: Answers | None = None):
+    """``(fn(*args), None)``, or ``(None, the FAIL line's message)`` when the learner's code raised or
+    called one of ``answers`` (the library's own answer); ``call`` names the call in that message
+    (default ``name(...)``)."""
     try:
-        return fn(*args), None
+        return guarded(answers, fn, *args), None
+    except AnswerCalled as exc:
+        return None, str(exc)
     except NotImplementedError:
         return None, "it is not implemented yet"
     except Exception as exc:  # a learner's bug: report it rather than raise
@@ -102,13 +115,16 @@ def check_gru_cell(cell_cls, *, reset_after: bool = True, input_size: int = 5, h
     """
     name = getattr(cell_cls, "__name__", repr(cell_cls))
     what = f"check_gru_cell({name}, reset_after={reset_after})"
+
     with torch.random.fork_rng(devices=[]):     # leave the caller's random state as it was
         torch.manual_seed(seed)
         ref = GRUCell(input_size, hidden_size, reset_after=reset_after)
         x_seq = torch.randn(batch, steps, input_size)
         h0 = torch.randn(batch, hidden_size)
         try:
-            cell = cell_cls(input_size, hidden_size)
+            cell = guarded(GRU_ANSWERS, cell_cls, input_size, hidden_size)
+        except AnswerCalled as exc:
+            return _say(False, what, str(exc))
         except NotImplementedError:
             return _say(False, what, f"{name}({input_size}, {hidden_size}) is not implemented yet")
         except Exception as exc:  # a learner's bug: report it rather than raise
@@ -135,7 +151,7 @@ def _compare_gru_cell(cell, ref, x_seq, h0, what, reset_after, atol) -> bool:
     params = {pname: getattr(ref, pname).detach() for pname in _GRU_PARAMS}
 
     def step(module, x, h):
-        out = module(x, h)
+        out = guarded(GRU_ANSWERS, module, x, h)
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"forward(x, h) should return the new state, a tensor (batch, hidden); "
                             f"it returned a {type(out).__name__}")
@@ -148,6 +164,8 @@ def _compare_gru_cell(cell, ref, x_seq, h0, what, reset_after, atol) -> bool:
     x = x_seq[:, 0]
     try:
         got = step(cell, x, h0)
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except NotImplementedError:
         return _say(False, what, "forward is not implemented yet")
     except Exception as exc:
@@ -172,6 +190,8 @@ def _compare_gru_cell(cell, ref, x_seq, h0, what, reset_after, atol) -> bool:
         weights = torch.linspace(-1, 1, H)
         (h_got * weights).sum().backward()
         (h_want * weights).sum().backward()
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except Exception as exc:
         return _say(False, what, f"a multi-step run raised {type(exc).__name__}: {exc}")
     for pname in _GRU_PARAMS:
@@ -199,7 +219,7 @@ def _attention_inputs(batch: int, src_len: int, query_size: int, key_size: int, 
 
 
 def _call_attention(attention, query, keys, mask):
-    out = attention(query, keys, mask)
+    out = guarded(ATTENTION_ANSWERS, attention, query, keys, mask)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise TypeError(f"attention(query, keys, mask) should return (context, weights); "
                         f"it returned a {type(out).__name__}")
@@ -214,9 +234,39 @@ def _call_attention(attention, query, keys, mask):
     return context, weights
 
 
-def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch: int = 5, src_len: int = 7,
-                    check_empty: bool = True, seed: int = 0, atol: float = 1e-5) -> bool:
-    """Check that an attention mechanism masks and normalises its weights as eqs. (5)-(6) ask.
+_SCORES = {"dot": "the dot product e_j = s . h_j", "scaled_dot": "the scaled dot product e_j = s . h_j / sqrt(d)",
+           "any": "any scoring function"}
+
+
+def _dot_form_hint(weights, query, keys, mask, scores: str, atol: float) -> str | None:
+    """None when ``weights`` are the masked softmax of the (scaled) dot products, else the FAIL message."""
+    dots = torch.bmm(keys, query.unsqueeze(-1)).squeeze(-1)                  # (batch, src_len)
+    scale = keys.size(-1) ** 0.5
+
+    def soft(e):
+        return torch.softmax(e.masked_fill(~mask, torch.finfo(e.dtype).min), -1).masked_fill(~mask, 0.0)
+
+    want = soft(dots / scale if scores == "scaled_dot" else dots)
+    if torch.allclose(weights, want, atol=atol):
+        return None
+    guesses = [(soft(-dots), "the sign is flipped: the scores are -s . h_j, so the least similar key gets the most "
+                             "weight"),
+               (soft(dots / scale), "the scores are divided by sqrt(d): that is exercise 3's scaled form "
+                                    "(check it with scores='scaled_dot')"),
+               (soft(dots), "these are the plain dot products: divide them by sqrt(d), the key size")]
+    hint = next((h for w, h in guesses if torch.allclose(weights, w, atol=atol)),
+                "the weights are not a softmax of the dot products: additive scores v^T tanh(W s + U h_j) or a "
+                "bilinear s^T W h_j are other forms; this exercise asks for e_j = s^T h_j")
+    return f"masking, normalising and eq. (5) are right, but the scores are not {_SCORES[scores]}. Hint: {hint}."
+
+
+def check_attention(attention, *, scores: str = "dot", query_size: int = 6, key_size: int = 6, batch: int = 5,
+                    src_len: int = 7, check_empty: bool = True, seed: int = 0, atol: float = 1e-5) -> bool:
+    """Check that an attention mechanism masks and normalises its weights as eqs. (5)-(6) ask, and
+    scores as the exercise asks: ``scores="dot"`` (exercise 02.1, Luong's e_j = s . h_j, the default),
+    ``"scaled_dot"`` (e_j = s . h_j / sqrt(d)) or ``"any"`` (the notebook's own additive attention).
+    The library's attention modules, masked softmax and PyTorch's attention are refused: they are the
+    answer, not a way to it.
 
     ``attention(query, keys, mask)`` - a module or a function - takes query (batch, query_size),
     keys (batch, src_len, key_size) and a bool mask (batch, src_len) that is True at real
@@ -234,10 +284,14 @@ def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch:
     Prints PASS or FAIL (with a hint) and returns ``True`` or ``False``.
     """
     name = getattr(attention, "__name__", type(attention).__name__)
-    what = f"check_attention({name})"
+    what = f"check_attention({name}, scores={scores!r})"
+    if scores not in _SCORES:
+        raise ValueError(f"scores must be one of {', '.join(map(repr, _SCORES))}, not {scores!r}")
     query, keys, mask = _attention_inputs(batch, src_len, query_size, key_size, seed)
     try:
         context, weights = _call_attention(attention, query, keys, mask)
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except NotImplementedError:
         return _say(False, what, "it is not implemented yet")
     except Exception as exc:  # a learner's bug: report it rather than raise
@@ -263,6 +317,10 @@ def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch:
     if not torch.allclose(context, want, atol=atol):
         return _say(False, what, "the context is not the weighted sum of the keys, eq. (5): "
                                  "c = sum_j a_j h_j, e.g. torch.bmm(weights.unsqueeze(1), keys).squeeze(1)")
+    if scores != "any":
+        problem = _dot_form_hint(weights, query, keys, mask, scores, atol)
+        if problem:
+            return _say(False, what, problem)
 
     # The same examples with 3 more padded positions whose keys hold garbage.
     gen = torch.Generator().manual_seed(seed + 1)
@@ -274,6 +332,8 @@ def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch:
             c_wide, w_wide = _call_attention(attention, query, wide_keys, wide_mask)
             alone = [_call_attention(attention, query[b:b + 1], keys[b:b + 1, :n], mask[b:b + 1, :n])
                      for b, n in enumerate(mask.sum(1).tolist())]
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except Exception as exc:
         return _say(False, what, f"more padding, or a batch of one example, raised {type(exc).__name__}: {exc}")
     if not (torch.allclose(c_wide, context, atol=atol) and torch.allclose(w_wide[:, :src_len], weights, atol=atol)):
@@ -293,14 +353,17 @@ def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch:
             return _say(False, what, "the context does not require grad, so no gradient reaches the query or "
                                      "the keys: does forward detach something, or use .data?")
         (c * torch.linspace(-1, 1, key_size)).sum().backward()
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except Exception as exc:
         return _say(False, what, f"backward raised {type(exc).__name__}: {exc}")
     for label, t in (("query", q), ("keys", k)):
         if t.grad is None or not torch.isfinite(t.grad).all() or t.grad.abs().sum() == 0:
             return _say(False, what, f"no useful gradient reaches the {label}: does forward detach something, "
                                      f"or use .data?")
-    done = "weights >= 0, summing to 1, exactly 0 on padding; context is eq. (5); results do not depend on padding " \
-           "or batch-mates; gradients flow"
+    done = ("scores are " + _SCORES[scores] + "; " if scores != "any" else "") + \
+        "weights >= 0, summing to 1, exactly 0 on padding; context is eq. (5); results do not depend on padding " \
+        "or batch-mates; gradients flow"
 
     if check_empty:
         empty = mask.clone()
@@ -309,6 +372,8 @@ def check_attention(attention, *, query_size: int = 6, key_size: int = 6, batch:
         try:
             c, w = _call_attention(attention, q, k, empty)
             c.sum().backward()
+        except AnswerCalled as exc:
+            return _say(False, what, str(exc))
         except Exception as exc:
             return _say(False, what, f"a row that is all padding raised {type(exc).__name__}: {exc}")
         bad = not (torch.isfinite(c).all() and torch.isfinite(w).all() and torch.isfinite(q.grad).all()
@@ -346,7 +411,9 @@ def check_dmn_features(features, *, hidden_size: int = 5, batch: int = 3, facts:
     m, q = torch.randn(batch, H, generator=gen), torch.randn(batch, H, generator=gen)
     W = torch.randn(H, H, generator=gen)
     try:
-        got = features(c, m, q, W)
+        got = guarded(Answers(functions=(dmn_features,)), features, c, m, q, W)
+    except AnswerCalled as exc:
+        return _say(False, what, str(exc))
     except NotImplementedError:
         return _say(False, what, "it is not implemented yet")
     except Exception as exc:  # a learner's bug: report it rather than raise

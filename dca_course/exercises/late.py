@@ -12,10 +12,27 @@ import statistics
 
 import torch
 
+from .. import losses
 from ..losses import coverage_loss, leave_one_out_baseline, self_critical_loss
-from ..models.dca import agent_messages, mix_agents
-from ..nn.copying import final_distribution
+from ..models.dca import agent_messages, log_mixed_distribution, mix_agents
+from ..nn.copying import coverage_terms, final_distribution, gen_plus_copy, log_final_distribution
 from .foundations import _call, _first_match, _name, _same, _say
+from .guard import NO_WRITE, Answers
+
+# What each exercise must not call: the library's answer, and the operations its text asks to do without.
+_SCATTER = {op: NO_WRITE + " (one-hot rows of the source ids, multiplied by the attention, add a word's positions)"
+            for op in ("scatter_add", "scatter_add_", "index_add", "index_add_", "scatter_reduce", "scatter_reduce_")}
+FINAL_DISTRIBUTION_ANSWERS = Answers(functions=(final_distribution, gen_plus_copy, log_final_distribution),
+                                     ops=_SCATTER)
+COVERAGE_ANSWERS = Answers(functions=(coverage_loss, coverage_terms),
+                           ops={op: NO_WRITE + " (keep the running coverage c^t in a loop over the steps)"
+                                for op in ("cumsum", "cumsum_", "cummax")})
+AGENT_MESSAGE_ANSWERS = Answers(functions=(agent_messages,))
+AGENT_DISTRIBUTION_ANSWERS = Answers(functions=(final_distribution, gen_plus_copy, mix_agents, log_mixed_distribution))
+SELF_CRITICAL_ANSWERS = Answers(functions=(self_critical_loss, losses.mixed_loss, losses.reduce_tokens))
+LEAVE_ONE_OUT_ANSWERS = Answers(functions=(leave_one_out_baseline,))
+SEED_SPREAD_ANSWERS = Answers(modules=(statistics,), ops={op: "the library's answer: write it yourself"
+                                                          for op in ("std", "var", "std_mean", "var_mean")})
 
 __all__ = ["check_final_distribution", "check_coverage_loss", "check_agent_messages", "check_agent_distribution",
            "check_self_critical_loss", "check_leave_one_out", "check_seed_spread", "check_rouge_l"]
@@ -49,7 +66,8 @@ def check_final_distribution(fn, *, seed: int = 0) -> bool:
     what = f"check_final_distribution({_name(fn)})"
     p_vocab, attn, p_gen, src_ext, n_oov = _copy_inputs(seed)
     want = final_distribution(p_vocab, attn, p_gen, src_ext, n_oov)
-    got, error = _call(fn, p_vocab.clone(), attn.clone(), p_gen.clone(), src_ext.clone(), n_oov)
+    got, error = _call(fn, p_vocab.clone(), attn.clone(), p_gen.clone(), src_ext.clone(), n_oov,
+                       answers=FINAL_DISTRIBUTION_ANSWERS)
     if error:
         return _say(False, what, error)
     V = p_vocab.size(1)
@@ -72,7 +90,7 @@ def check_final_distribution(fn, *, seed: int = 0) -> bool:
                                                    "P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_i a_i"),
         (mix(p_gen * p_vocab, attn), "the attention is added without its weight (1 - p_gen): P no longer sums to 1"),
         (mix(p_gen * p_vocab, (1 - p_gen) * attn, summed=False), "a word at several positions keeps only one position's "
-                                                          "attention: use scatter_add (sum over i with w_i = w), not scatter"),
+                                                          "attention: P(w) sums a_i over every position i with w_i = w"),
     ]
     sums = got.detach().sum(-1)
     extra = "" if torch.allclose(sums, torch.ones_like(sums), atol=1e-4) else \
@@ -92,11 +110,12 @@ def check_coverage_loss(fn, *, seed: int = 0) -> bool:
     mask = torch.arange(6)[None, :] < torch.tensor([6, 4, 2])[:, None]
     coverage = torch.cumsum(attn, 1) - attn
     want = coverage_loss(attn, coverage, mask)
-    got, error = _call(fn, attn.clone(), mask.clone())
+    got, error = _call(fn, attn.clone(), mask.clone(), answers=COVERAGE_ANSWERS)
     if error:
         return _say(False, what, error)
-    if isinstance(got, tuple):           # (loss, coverage) as notebook 05's my_coverage_loss returns
-        got = got[0]
+    if isinstance(got, (tuple, list, dict)):
+        return _say(False, what, f"it returned a {type(got).__name__}; return the loss alone, a scalar tensor "
+                                 f"(notebook 05's my_coverage_loss also returns the coverage: drop it here)")
     problem = _shape_problem(got, want)
     if problem:
         return _say(False, what, problem + " (a scalar: the mean over the real steps)")
@@ -108,7 +127,7 @@ def check_coverage_loss(fn, *, seed: int = 0) -> bool:
     guesses = [
         ((per_step(torch.cumsum(attn, 1)) * m).sum() / m.sum(),
          "c^t includes the current step's attention; eq. (10) sums only the steps before t (c^0 = 0): "
-         "torch.cumsum(attn, 1) - attn"),
+         "use c^t in step t's loss, then add a^t to it"),
         ((per_step(coverage, torch.maximum) * m).sum() / m.sum(), "use the minimum of a^t_i and c^t_i, not the maximum"),
         (per_step(coverage).mean(), "padding steps are counted: average over the real steps only (the mask)"),
         ((per_step(coverage) * m).sum() / mask.size(0), "the sum over each summary's steps averaged over the batch; "
@@ -130,7 +149,7 @@ def check_agent_messages(fn, *, seed: int = 0) -> bool:
     agent_mask = torch.tensor([[True] * 4, [True, True, True, False], [True, False, False, False]])
     last = last * agent_mask.unsqueeze(-1)                 # an empty agent's state is zero, as in the model
     want = agent_messages(last, agent_mask)
-    got, error = _call(fn, last.clone(), agent_mask.clone())
+    got, error = _call(fn, last.clone(), agent_mask.clone(), answers=AGENT_MESSAGE_ANSWERS)
     if error:
         return _say(False, what, error)
     problem = _shape_problem(got, want)
@@ -173,7 +192,7 @@ def check_agent_distribution(fn, *, seed: int = 0) -> bool:
     p_agents = final_distribution(p_vocab.unsqueeze(1).expand(B, M, V), word_attn, p_gen, src_ext, n_oov)
     want = mix_agents(p_agents, agent_attn)
     got, error = _call(fn, p_vocab.clone(), word_attn.clone(), p_gen.clone(), agent_attn.clone(),
-                       src_ext.clone(), n_oov)
+                       src_ext.clone(), n_oov, answers=AGENT_DISTRIBUTION_ANSWERS)
     if error:
         return _say(False, what, error)
     if isinstance(got, torch.Tensor) and got.shape == p_agents.shape:
@@ -212,7 +231,7 @@ def check_self_critical_loss(fn, *, seed: int = 0) -> bool:
     r_g = torch.tensor([0.30, 0.25, 0.35, 0.30])
     want = self_critical_loss(lp, mask, r_s, r_g)
     lp_in, r_s_in = lp.clone().requires_grad_(True), r_s.clone().requires_grad_(True)
-    got, error = _call(fn, lp_in, mask.clone(), r_s_in, r_g.clone())
+    got, error = _call(fn, lp_in, mask.clone(), r_s_in, r_g.clone(), answers=SELF_CRITICAL_ANSWERS)
     if error:
         return _say(False, what, error)
     problem = _shape_problem(got, want)
@@ -254,7 +273,7 @@ def check_leave_one_out(fn, *, seed: int = 0) -> bool:
     k, batch = 4, 3
     rewards = torch.rand(k * batch, generator=gen, dtype=torch.float64)
     want = leave_one_out_baseline(rewards, k)
-    got, error = _call(fn, rewards.clone(), k)
+    got, error = _call(fn, rewards.clone(), k, answers=LEAVE_ONE_OUT_ANSWERS)
     if error:
         return _say(False, what, error)
     problem = _shape_problem(got, want)
@@ -287,7 +306,7 @@ def check_seed_spread(fn) -> bool:
     cases = [[0.554, 0.531, 0.577], [46.2, 44.9, 47.3, 45.0], [0.1, 0.1]]
     for values in cases:
         want = (statistics.mean(values), statistics.stdev(values))
-        got, error = _call(fn, list(values))
+        got, error = _call(fn, list(values), answers=SEED_SPREAD_ANSWERS)
         if error:
             return _say(False, what, error)
         try:
@@ -324,7 +343,10 @@ def check_rouge_l(fn, *, seed: int = 0) -> bool:
     longest common subsequence (LCS) of the two, its precision LCS / len(prediction) and recall
     LCS / len(reference), and their harmonic mean.  Compared with ``rouge-score`` (no stemming) on
     lower-case sentences, including an empty prediction."""
+    import rouge_score
     from rouge_score import rouge_scorer
+
+    from .. import metrics
 
     what = f"check_rouge_l({_name(fn)})"
     scorer = rouge_scorer.RougeScorer(["rougeL", "rouge1"], use_stemmer=False)
@@ -340,9 +362,10 @@ def check_rouge_l(fn, *, seed: int = 0) -> bool:
     for pred, ref in pairs:
         scores = scorer.score(" ".join(ref), " ".join(pred))
         want = scores["rougeL"].fmeasure
-        got, error = _call(fn, list(pred), list(ref))
+        got, error = _call(fn, list(pred), list(ref), answers=Answers(
+            functions=(metrics.rouge, losses.rouge_reward, losses.prefix_rewards), modules=(rouge_score,)))
         if error:
-            return _say(False, what, error if error.endswith("not implemented yet")
+            return _say(False, what, error if error.endswith("not implemented yet") or "answer" in error
                         else error + f" (prediction {pred}, reference {ref})")
         try:
             got = float(got)

@@ -1,13 +1,15 @@
-"""Find and print the exercises' solutions (``solutions/NN_*.py``) and the library's source."""
+"""Find and print the exercises' solutions (``dca_course/exercises/answers/NN_*.py``, shipped with the
+package as data, so that ``solution()`` works in any install, Colab's included) and the library's source."""
 from __future__ import annotations
 
 import importlib.util
 import inspect
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
-SOLUTIONS_DIR = Path(__file__).resolve().parents[2] / "solutions"
+SOLUTIONS_DIR = Path(__file__).resolve().parent / "answers"
 _KEY = re.compile(r"^(\d\d)\.(\d+)$")
 
 
@@ -15,8 +17,12 @@ def _module(notebook: str) -> ModuleType:
     files = sorted(SOLUTIONS_DIR.glob(f"{notebook}_*.py"))
     if not files:
         raise KeyError(f"no solutions for notebook {notebook} in {SOLUTIONS_DIR}")
-    spec = importlib.util.spec_from_file_location(f"dca_course_solutions_{notebook}", files[0])
+    name = f"dca_course_solutions_{notebook}"
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(files[0]):
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, files[0])
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module          # inspect.getsource(a class) looks its module up here
     spec.loader.exec_module(module)
     return module
 

@@ -1,0 +1,279 @@
+"""Numbers the notebooks' text reports about measurements agree with the stored results.
+
+Three kinds of check, each naming every stale number it finds:
+
+* the comment beside each ``claim(...)`` ("# seeds 0/1/2 + ATEN default: worst 0.93; bound 0.85") against
+  ``benchmarks/results/notebook_claims.json``: the claim was measured with the bound the code asserts, and the
+  worst case the comment gives is the measured one (to the digits it shows);
+* ``QUOTES``: sentences of the notebooks' markdown whose numbers are a claim's range over the runs, a results
+  table's figure or a configuration of the notebook itself, each recomputed from the stored JSON (or the
+  notebook's code) and formatted as the sentence shows it;
+* ``UNSUPPORTED``: statements that the stored results contradict; they must not come back.
+
+``DCA_PROSE_ROOT=/path/to/a/checkout pytest tests/test_prose_numbers.py`` checks another checkout's notebooks
+against its own results (how this test was shown to fail on an older commit).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import statistics
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(os.environ.get("DCA_PROSE_ROOT") or Path(__file__).resolve().parents[1])
+NOTEBOOKS = ROOT / "notebooks"
+RESULTS = ROOT / "benchmarks" / "results"
+NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+@lru_cache(maxsize=None)
+def notebook(number: str) -> dict:
+    path = next(NOTEBOOKS.glob(f"{number}_*.ipynb"))
+    return {"stem": path.stem, **json.loads(path.read_text(encoding="utf-8"))}
+
+
+def source(cell) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def markdown(number: str) -> str:
+    """The notebook's markdown, whitespace collapsed (sentences wrap at other places in other versions)."""
+    text = " ".join(source(c) for c in notebook(number)["cells"] if c["cell_type"] == "markdown")
+    return re.sub(r"\s+", " ", text)
+
+
+@lru_cache(maxsize=None)
+def results(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def claim_record(number: str, start: str) -> dict:
+    """notebook_claims.json's row for the notebook's claim whose statement starts with ``start``."""
+    stem = notebook(number)["stem"]
+    rows = [c for c in results("notebook_claims.json")["claims"] if c["notebook"] == stem and c["claim"].startswith(start)]
+    assert len(rows) == 1, f"{stem}: {len(rows)} claims in notebook_claims.json start with {start!r}"
+    return rows[0]
+
+
+def claim_range(number: str, start: str, scale: float = 1.0) -> tuple[float, float]:
+    values = [scale * v for v in claim_record(number, start)["values"].values()]
+    return min(values), max(values)
+
+
+def claim_seed(number: str, start: str, seed: int) -> float:
+    return claim_record(number, start)["values"][f"seed {seed}"]
+
+
+def babi_task(task: str) -> tuple[float, float]:
+    """(mean, sd) in % over the seeds of a real bAbI task, as babi_real_1k.md's table prints them."""
+    values = [100 * v for v in results("babi_real_1k.json")["per_task_per_seed"][task].values()]
+    return statistics.mean(values), statistics.stdev(values)
+
+
+def babi_md_row(label: str, column: int) -> tuple[float, float]:
+    """(mean, sd) from a row of a table in babi_real_1k.md ("| 19 path finding | 30.3 ± 1.5 (...) | ...")."""
+    for line in (RESULTS / "babi_real_1k.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == label:
+            mean, sd = re.match(r"([\d.]+) ± ([\d.]+)", cells[column]).groups()
+            return float(mean), float(sd)
+    raise AssertionError(f"no row {label!r} in babi_real_1k.md")
+
+
+def dca_row(name: str, metric: str) -> tuple[float, float]:
+    row = next(r for r in results("dca.json")["rows"] if r["name"] == name)
+    return row["spread"][metric]["mean"], row["spread"][metric]["sd"]
+
+
+def copying_row(label: str, metric: str) -> float:
+    return next(r for r in results("copying.json")["rows"] if r["label"] == label)[metric]
+
+
+def _test_articles_of_05() -> int:
+    code = " ".join(source(c) for c in notebook("05")["cells"] if c["cell_type"] == "code")
+    return int(re.search(r"load_synthnews\(\d+, \d+, (\d+)", code).group(1))
+
+
+def fmt(spec: str, *values) -> list[str]:
+    return [format(v, spec) for v in values]
+
+
+RL_SAMPLED, RL_GREEDY = "mixed RL raises the reward it optimises", "mixed RL's greedy summaries beat the control's"
+RL_MLE = "mixed RL's greedy summaries beat the MLE model"
+LATE_800, GAIN_800 = "the 800-word reader states some late facts", "reading 800 words"
+PILING = "coverage keeps attention from piling up"
+
+
+def _rounded_span(lo_hi) -> float:
+    """The range as the sentence computes it: from the rounded ends it prints."""
+    return round(lo_hi[1], 1) - round(lo_hi[0], 1)
+
+
+def _greedy_by_seed():
+    return [claim_seed("07", RL_GREEDY, s) for s in (0, 1, 2)]
+
+
+# (notebook, sentence with {} for each number, the numbers as the sentence should show them)
+QUOTES = [
+    ("07", "Mixed RL raised the ROUGE-L of *sampled* summaries by {} to {} points more than",
+     lambda: fmt(".1f", *claim_range("07", RL_SAMPLED))),
+    ("07", "({} to {}: a range of {} points, a standard deviation of {} over seeds 0, 1 and 2)",
+     lambda: fmt(".1f", *claim_range("07", RL_SAMPLED), _rounded_span(claim_range("07", RL_SAMPLED)),
+                 statistics.stdev(claim_seed("07", RL_SAMPLED, s) for s in (0, 1, 2)))),
+    ("07", "also came out above the control on every run, by {} to {} points, and above the MLE model they started "
+           "from by {} to {} points", lambda: fmt(".1f", *claim_range("07", RL_GREEDY), *claim_range("07", RL_MLE))),
+    ("07", "more than its smallest value ({} on seed 2, {} and {} on seeds 0 and 1)",
+     lambda: fmt(".1f", _greedy_by_seed()[2], _greedy_by_seed()[0], _greedy_by_seed()[1])),
+    ("07", "Over seeds 0, 1 and 2 its mean ({} points) exceeds its standard deviation ({})",
+     lambda: fmt(".1f", statistics.mean(_greedy_by_seed()), statistics.stdev(_greedy_by_seed()))),
+    ("07", "by {} to {} points more than 60 more MLE steps did", lambda: fmt(".1f", *claim_range("07", RL_SAMPLED))),
+    ("07", "the greedy summaries gained less, {} to {} points over the control",
+     lambda: fmt(".1f", *claim_range("07", RL_GREEDY))),
+    ("06", "the 800-word reader stated {}% to {}% of them", lambda: fmt(".0f", *claim_range("06", LATE_800, 100))),
+    ("06", "states late facts ({}% to {}% of them over the seeds)", lambda: fmt(".0f", *claim_range("06", LATE_800, 100))),
+    ("06", "the 800-word reader came out ahead in every run, by {} to {}", lambda: fmt(".2f", *claim_range("06", GAIN_800))),
+    ("06", "the 800-word reader is well above lead-3 on every seed: {} ± {} against {} ± {}",
+     lambda: fmt(".3f", *dca_row("pg800", "fact_recall"), *dca_row("lead3", "fact_recall"))),
+    ("05", "Greedy decoding of the {} test articles", lambda: [str(_test_articles_of_05())]),
+    ("05", "most-attended word's total falls by {} or more", lambda: fmt(".1f", claim_record("05", PILING)["worst"])),
+    ("05", "on the scalar kernels (asserted: at least {})", lambda: fmt("g", claim_record("05", PILING)["bound"])),
+    ("03", "on the held-out stories below it scores {} ± {}%, the table's figure", lambda: fmt(".1f", *babi_task("3"))),
+    ("03", "Over three seeds it took path finding from {} ± {}% to {} ± {}%",
+     lambda: fmt(".1f", *babi_md_row("19 path finding", 1), *babi_task("19"))),
+    ("03", "the model answered {}% of the test questions right", lambda: fmt(".0f", babi_md_row("19 path finding", 1)[0])),
+    ("03", "takes path finding from {}% to {}%", lambda: fmt(".0f", babi_md_row("19 path finding", 1)[0])
+     + fmt(".1f", babi_task("19")[0])),
+    ("03", "the mean over the 20 tasks to {}%", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["mean_accuracy"])),
+    ("08", "Path finding (task 19) went from {}% to {} ± {}%",
+     lambda: fmt(".0f", babi_md_row("19 path finding", 1)[0]) + fmt(".1f", *babi_task("19"))),
+    ("08", "right, {}% of the test)", lambda: fmt(".0f", babi_md_row("19 path finding", 1)[0])),
+    ("08", "In task 3 ({} ± {}%)", lambda: fmt(".1f", *babi_task("3"))),
+    ("08", "third pass of task 3 ({} ± {}%)", lambda: fmt(".1f", *babi_task("3"))),
+    ("08", "coverage cuts repeated trigrams ({} to {}",
+     lambda: fmt(".3f", copying_row("pointer-generator, 4 epochs", "repeated_trigrams"),
+                 copying_row("pointer-generator + coverage (3 + 1 epochs)", "repeated_trigrams"))),
+    ("08", "reaches {}% over three seeds", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["mean_accuracy"])),
+]
+
+# (notebook, phrase, why the stored results contradict it)
+UNSUPPORTED = [
+    ("06", "not its own state", "the stored cosines show agent 2's message closest to its own state (+0.98): "
+                                "the untrained agents' states all point the same way"),
+    ("06", "Both stay below lead-3", "no stored result has both readers below lead-3 on every run (one run's 800-word "
+                                     "reader: 0.530 against 0.520), and at the command line's size it is above on every seed"),
+    ("05", "no word's total climbs far above 1", "the stored output shows a total near 2 with coverage"),
+]
+
+
+@pytest.mark.parametrize("number, template, expected", QUOTES, ids=[f"{n}-{t[:40]}" for n, t, _ in QUOTES])
+def test_a_quoted_number_agrees_with_the_stored_results(number, template, expected):
+    text = markdown(number)
+    pattern = r"\s+".join(re.escape(part) for part in template.split()).replace(re.escape("{}"), NUMBER)
+    found = re.search(pattern, text)
+    want = expected()
+    assert found, f"notebook {number}: no sentence like {template!r}; it should read " \
+                  f"{template.format(*want)!r} (or update QUOTES)"
+    stale = [f"{got} (should be {w})" for got, w in zip(found.groups(), want) if got != w]
+    assert not stale, f"notebook {number}: {found.group(0)!r}: stale numbers: {', '.join(stale)}"
+
+
+@pytest.mark.parametrize("number, phrase, why", UNSUPPORTED, ids=[f"{n}-{p}" for n, p, _ in UNSUPPORTED])
+def test_a_statement_the_results_contradict_stays_out(number, phrase, why):
+    assert phrase not in markdown(number), f"notebook {number} says {phrase!r}, but {why}"
+
+
+def claim_calls(code: str):
+    """(statement, op, bound, the comment text that goes with the call) for every claim(...) in a code cell."""
+    tree = ast.parse(code)
+    lines = code.splitlines()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "claim"):
+            continue
+        if not (node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            continue
+        op, bound = next(((">=" if k.arg == "at_least" else "<=", ast.literal_eval(k.value))
+                          for k in node.keywords if k.arg in ("at_least", "at_most")), (None, None))
+        own = lines[node.lineno - 1: node.end_lineno]
+        above = []
+        for line in reversed(lines[: node.lineno - 1]):          # the comment lines right above the call
+            if not line.strip().startswith("#"):
+                break
+            above.insert(0, line)
+        comments = " ".join(line.split("#", 1)[1] for line in above + own if "#" in line)
+        yield node.args[0].value, op, bound, comments
+
+
+# Claims of the exercises that train with the learner's code: the stored notebook holds the stub, so they are
+# measured with the solution by benchmarks/exercise_claims.py (exercise_claims.json), not by make claims.
+EXERCISE_CLAIMS = {"your self-critical loss raises the reward on held-out articles (sampled ROUGE-L, points)": "07.3"}
+
+
+def exercise_record(key: str) -> dict:
+    """exercise_claims.json's row for a training exercise, in notebook_claims.json's form."""
+    row = results("exercise_claims.json")["exercises"][key]
+    return {"op": ">=", "bound": None, "values": row["values"], "worst": row["worst"]}
+
+
+def claim_comment_problems(number: str) -> list[str]:
+    stem = notebook(number)["stem"]
+    measured = {c["claim"]: c for c in results("notebook_claims.json")["claims"] if c["notebook"] == stem}
+    for statement, key in EXERCISE_CLAIMS.items():
+        if key.startswith(number + "."):
+            measured[statement] = exercise_record(key)
+    problems = []
+    for cell in notebook(number)["cells"]:
+        if cell["cell_type"] != "code" or "claim(" not in source(cell):
+            continue
+        for statement, op, bound, comment in claim_calls(source(cell)):
+            row = measured.get(statement)
+            if row is None:
+                problems.append(f"{statement!r}: not in notebook_claims.json (measure it: make claims)")
+                continue
+            if row["bound"] is None:          # a training exercise's claim: its bound must be below the worst case
+                if bound >= row["worst"]:
+                    problems.append(f"{statement!r}: bound {bound} is not below the worst case {row['worst']:.3f}")
+            elif (row["op"], row["bound"]) != (op, bound):
+                problems.append(f"{statement!r}: asserts {op} {bound}, but was measured with {row['op']} {row['bound']}")
+            worst = re.search(r"worst " + NUMBER, comment)
+            if worst:
+                shown = worst.group(1)
+                digits = len(shown.split(".")[1]) if "." in shown else 0
+                if abs(float(shown) - row["worst"]) > 0.5 * 10 ** -digits + 1e-9:
+                    problems.append(f"{statement!r}: comment says worst {shown}, the claims file "
+                                    f"{row['worst']:.{max(digits, 3)}f}")
+            said = re.search(r"bound " + NUMBER, comment)
+            if said and float(said.group(1)) != bound:
+                problems.append(f"{statement!r}: comment says bound {said.group(1)}, the code asserts {bound}")
+    return problems
+
+
+@pytest.mark.parametrize("number", [f"{n:02d}" for n in range(0, 9)])
+def test_claim_comments_agree_with_the_claims_file(number):
+    problems = claim_comment_problems(number)
+    assert not problems, f"notebook {number}:\n  " + "\n  ".join(problems)
+
+
+def test_the_comment_parser_sees_a_stale_worst_case():
+    code = ('x = 1\n# seeds 0/1/2 + ATEN default: worst 0.9; bound 0.5\n_ = claim("s", x, at_least=0.5)\n'
+            'claim("t", x,   # worst 2.5\n      at_most=3)\n')
+    assert list(claim_calls(code)) == [("s", ">=", 0.5, " seeds 0/1/2 + ATEN default: worst 0.9; bound 0.5"),
+                                       ("t", "<=", 3, " worst 2.5")]
+
+
+def test_the_training_exercise_floor_of_02_agrees_with_its_measurement():
+    """Exercise 02.3's floor is below the worst exact match measured with the solution, and the comment and the
+    text give that worst case as measured."""
+    worst = exercise_record("02.3")["worst"]
+    cell = next(source(c) for c in notebook("02")["cells"] if c["cell_type"] == "code" and "check_attention_trains(" in source(c))
+    shown = re.search(r"worst " + NUMBER + r"; floor " + NUMBER, cell)
+    floor = float(re.search(r"floor=" + NUMBER, cell).group(1))
+    assert shown, cell
+    assert abs(float(shown.group(1)) - worst) <= 0.0005 + 1e-9, f"comment says worst {shown.group(1)}, measured {worst:.4f}"
+    assert float(shown.group(2)) == floor < worst
+    said = re.search(r"test exact match reached at least " + NUMBER, markdown("02"))
+    assert said and float(said.group(1)) <= worst and worst - float(said.group(1)) < 0.01, (said and said.group(0), worst)
