@@ -2,7 +2,7 @@
 
     python benchmarks/dca_checkpoint.py make RUN_DIR     # slim RUN_DIR/last.pt into data/checkpoints/, with its JSON
     python benchmarks/dca_checkpoint.py check            # recompute the stored check values (tests do the same)
-    python benchmarks/dca_checkpoint.py inspect          # what it shows: agent attention, late facts, messages
+    python benchmarks/dca_checkpoint.py inspect [--pg400 RUN]   # what it shows: agent attention, late facts, messages
 
 ``make`` keeps what ``dca_course.recipes.load_run`` needs (the weights, the configs, the vocabulary; no
 optimizer state), so ``python -m dca_course evaluate data/checkpoints/dca3-synthnews-long`` works on it,
@@ -96,7 +96,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("make").add_argument("run", type=Path)
     sub.add_parser("check")
-    sub.add_parser("inspect")
+    sub.add_parser("inspect").add_argument("--pg400", type=Path, default=None,
+                                           help="a run folder of the 400-word pointer-generator + coverage to compare")
     args = parser.parse_args(argv)
     if args.command == "make":
         make(args.run)
@@ -104,7 +105,7 @@ def main(argv=None) -> int:
     if args.command == "check":
         return check()
     from dca_checkpoint_inspect import inspect   # what the checkpoint shows (a longer script, beside this one)
-    inspect(FOLDER)
+    inspect(FOLDER, args.pg400)
     return 0
 
 
