@@ -212,11 +212,11 @@ def misattributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict)
     ``contexts`` (:func:`dca_course.data.synthnews.slot_contexts` of the article's event) says
     which slots its templates put between which words.  In each sentence of the prediction the
     article's facts are found (its slot values that are numbers, names or key facts, and the
-    distractor's names; the longest first, not overlapping, with the other slot values, which
-    count as ``"*"`` in the contexts of the facts); for each, the most specific known
-    context (up to two words each side, another fact counting as ``"*"``; the contexts with as
-    many words, together) gives the slots it may stand for.  The fact is *misattributed* when none
-    of those slots holds it in this article.
+    distractor's names; the longest first, not overlapping; any other slot value found beside a
+    fact reads ``"*"``, as a slot does in ``contexts``); for each, the most specific known context
+    (up to two words each side; all contexts with that many words, together) gives the slots it
+    may stand for.  The fact is *misattributed* when none of those slots holds it in this article
+    (the pair names one of them).
     A fact in no known context (a garbled sentence) is not judged; a word the article never
     states is a hallucination, not counted here; a distractor's sentence copied whole counts (its
     names stand where this event's templates put their own).  The references, and the article's
