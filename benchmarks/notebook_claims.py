@@ -215,7 +215,7 @@ def main(argv=None) -> int:
         notebooks = sorted({NOTEBOOKS / f"{r['notebook']}.ipynb" for r in runs})
         write_results(args.out, runs, notebooks, speed, [e["command"] for e in earlier])
         return 0 if all(r["passed"] for r in runs) else 1
-    notebooks = [_resolve(p) for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = [_resolve(p) for p in args.notebooks] or sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="dca-claims-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     configs = [(seed, None) for seed in args.seeds] + ([(0, args.cpu_capability)] if args.cpu_capability else [])

@@ -69,7 +69,7 @@ def render(times: dict) -> dict[Path, str]:
     if n != 1:
         raise ValueError("README: no footnote starting with '\\*Measured under'")
     out[README] = readme
-    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")):
         nb = json.loads(path.read_text(encoding="utf-8"))
         seconds = times["notebooks"].get(path.stem)
         if seconds is None:

@@ -186,3 +186,83 @@ def oov_entity_recall(pred_tokens: Sequence[str], facts: dict, vocab) -> float |
         return None
     pred = set(pred_tokens)
     return sum(t in pred for t in oov) / len(oov)
+
+
+def _sentences(tokens: Sequence[str], enders: tuple = (".", "!", "?")) -> list[list[str]]:
+    """Token lists cut after each sentence end; a closing quotation mark stays with its sentence."""
+    out, cur = [], []
+    for tok in tokens:
+        if tok == '"' and not cur and out and out[-1].count('"') % 2:     # it closes a quote
+            out[-1].append(tok)
+            continue
+        cur.append(tok)
+        if tok in enders:
+            out.append(cur)
+            cur = []
+    return out + [cur] if cur else out
+
+
+def misattributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict) -> list[tuple[str, str]]:
+    """Facts the prediction states in the place of another: a number, a name or a team under the
+    wrong person or relation ("tomiara rokamal hit 90 goals" where 90 is his caps, "joins niora
+    wanderers from shiul wanderers" with the clubs swapped).  Returns ``(fact, slot)`` pairs, in
+    order, each once: the fact as written and the slot whose place it takes.
+
+    A SynthNews article fills its templates' slots (``facts["slots"]``: slot -> value) and
+    ``contexts`` (:func:`dca_course.data.synthnews.slot_contexts` of the article's event) says
+    which slots its templates put between which words.  In each sentence of the prediction the
+    article's facts are found (its slot values that are numbers, names or key facts, and the
+    distractor's names; the longest first, not overlapping; any other slot value found beside a
+    fact reads ``"*"``, as a slot does in ``contexts``); for each, the most specific known context
+    (up to two words each side; all contexts with that many words, together) gives the slots it
+    may stand for.  The fact is *misattributed* when none of those slots holds it in this article
+    (the pair names one of them).
+    A fact in no known context (a garbled sentence) is not judged; a word the article never
+    states is a hallucination, not counted here; a distractor's sentence copied whole counts (its
+    names stand where this event's templates put their own).  The references, and the article's
+    own sentences outside its distractors, score 0 (``tests/test_misattribution.py``).
+    """
+    slots = facts.get("slots") or {}
+    names = set(facts.get("all_entity_tokens") or ())
+    known = {v for v in slots.values() if v in (facts.get("numbers") or ()) or v in (facts.get("key_facts") or ())
+             or any(t in names for t in v.split())}
+    known |= set(facts.get("distractor_entities") or ())
+    by_length = sorted(known | set(slots.values()), key=lambda v: (-len(v.split()), v))   # words too: "*"
+    width = max((len(side) for key in contexts for side in key), default=1)
+    found: list[tuple[str, str]] = []
+    for sent in _sentences(list(pred_tokens)):
+        spans = {}                                                   # start -> (end, value)
+        taken = [False] * len(sent)
+        for value in by_length:
+            f = value.split()
+            for i in range(len(sent) - len(f) + 1):
+                if sent[i: i + len(f)] == f and not any(taken[i: i + len(f)]):
+                    taken[i: i + len(f)] = [True] * len(f)
+                    spans[i] = (i + len(f), value)
+        words = ["<s>"] * width + ["*" if t else w for t, w in zip(taken, sent)] + ["</s>"] * width
+        for start, (end, value) in sorted(spans.items()):
+            if value not in known:                                   # a word slot ("an insurance"): no fact
+                continue
+            j, e = start + width, end + width                        # the fact's place in `words`
+            for n in range(2 * width, 1, -1):                        # words of context: the most first
+                places = set().union(*(contexts.get((tuple(words[j - k: j]), tuple(words[e: e + n - k])), ())
+                                       for k in range(max(1, n - width), min(width, n - 1) + 1)))
+                if places:
+                    if all(slots.get(s) != value for s in places):
+                        pair = (value, min(places))
+                        if pair not in found:
+                            found.append(pair)
+                    break
+    return found
+
+
+def misattribution(predictions: Sequence[Sequence[str]], examples: Sequence, contexts_of) -> dict:
+    """Over the examples with facts: ``misattributed_facts``, the mean number of facts per summary
+    stated in another's place (:func:`misattributed_facts`), and ``misattributing_summaries``, the
+    share of summaries with at least one.  ``contexts_of(event)`` gives an event kind's contexts
+    (:func:`dca_course.data.synthnews.slot_contexts`).  An empty dict when no example has facts."""
+    counts = [len(misattributed_facts(p, ex.facts, contexts_of(ex.facts["event"])))
+              for p, ex in zip(predictions, examples) if getattr(ex, "facts", None)]
+    if not counts:
+        return {}
+    return {"misattributed_facts": mean(counts), "misattributing_summaries": mean(c > 0 for c in counts)}

@@ -422,7 +422,7 @@ def main(argv=None) -> int:
         from playwright.sync_api import sync_playwright
     except ImportError:
         sys.exit("browser_test: Playwright is not installed here; `make browser-test` installs it into .venv")
-    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
     if args.notebooks:
         paths = [p for p in paths if p.name[:2] in {n.zfill(2) for n in args.notebooks}]
     if not paths:

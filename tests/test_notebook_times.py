@@ -27,7 +27,7 @@ def test_format_time(notebook_times):
 
 def test_every_notebook_has_a_measured_time(notebook_times):
     times = notebook_times.load_times()["notebooks"]
-    names = sorted(p.stem for p in notebook_times.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    names = sorted(p.stem for p in notebook_times.NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
     assert sorted(times) == names
 
 

@@ -33,7 +33,7 @@ def _texts(cell):
 def test_notebooks_exist_and_are_numbered():
     assert NOTEBOOKS, "no notebooks found"
     for p in NOTEBOOKS:
-        assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", p.name), f"{p.name}: use NN_lower_case.ipynb"
+        assert re.fullmatch(r"\d\d[a-z]?_[a-z0-9_]+\.ipynb", p.name), f"{p.name}: use NN_lower_case.ipynb (NNb_ for an aside after NN)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)

@@ -91,10 +91,11 @@ not entity tokens.  A fact ``f`` is *stated* by a token list when ``f.split()`` 
 as a contiguous run (:func:`dca_course.metrics.contains`).  The data set keeps the facts; the
 metrics that count them live in :mod:`dca_course.metrics`::
 
-    from dca_course.metrics import fact_recall, hallucinated_entities
+    from dca_course.metrics import fact_recall, hallucinated_entities, misattributed_facts
     fact_recall(output, ex.facts)                         # share of key facts stated
     hallucinated_entities(output, ex.source, ex.facts)    # entity tokens not in the source
     set(output) & set(ex.facts["distractor_entity_tokens"])   # distractor leaks
+    misattributed_facts(output, ex.facts, slot_contexts(ex.facts["event"]))   # facts in another's place
 
 Typical use::
 
@@ -113,7 +114,7 @@ from .articles import (LATE_FROM, LATE_SHARE, LONG_MAX_TOKENS, LONG_PARAGRAPHS, 
                        MAX_PARAGRAPHS, generate, load_synthnews)
 from .events import EVENT_KINDS, EVENTS, FACT_TYPES, EventKind, Val
 from .io import dataset_stats, lead_sentences, read_jsonl, write_jsonl
-from .phrases import CLOSED_WORDS
+from .phrases import CLOSED_WORDS, slot_contexts
 from .templates import ALIASES, QUOTE_FIRST, QUOTE_SECOND
 from .world import World
 
@@ -121,5 +122,5 @@ __all__ = [
     "EVENT_KINDS", "EVENTS", "EventKind", "World", "generate", "load_synthnews", "write_jsonl", "read_jsonl",
     "dataset_stats", "lead_sentences", "Val", "FACT_TYPES", "CLOSED_WORDS", "ALIASES", "QUOTE_FIRST",
     "QUOTE_SECOND", "LATE_FROM", "LATE_SHARE", "LONG_MAX_TOKENS", "LONG_PARAGRAPHS", "MAX_LONG_PARAGRAPHS",
-    "MAX_PARAGRAPHS",
+    "MAX_PARAGRAPHS", "slot_contexts",
 ]

@@ -6,6 +6,8 @@ list (every literal word of every template and word list) is what a made-up name
 """
 from __future__ import annotations
 
+import functools
+
 from .templates import (ANIMALS, CASES, CLUB_SUFFIXES, COMPANY_SUFFIXES, EARNINGS_DIRS, ELECTION_WORDS,
                         EVENT_TEMPLATES, FIELDS, HABITAT_FORMS, ISSUES, JOURNALS, LEAGUES,
                         LONG_EVENT_TEMPLATES, MONTHS, OBSERVER_FIRST, OBSERVER_SECOND, ORDINALS, PARTIES,
@@ -139,3 +141,46 @@ def closed_words(long: bool = True) -> frozenset:
 
 
 CLOSED_WORDS = closed_words()
+
+
+@functools.lru_cache(maxsize=None)
+def slot_contexts(kind: str, width: int = 2) -> dict:
+    """Where each slot of event ``kind`` stands in its templates (article, quote and summary), for
+    :func:`dca_course.metrics.misattributed_facts`: a dict from a context to the slot names that
+    templates put there.  A context is ``(left, right)``: the ``k`` words before a slot and the ``m``
+    after it, for every ``k, m`` in ``1..width``; a word that is another slot is ``"*"`` (a slot
+    with its indefinite article, ``{a_sector}``, is ``"a" "*"`` or ``"an" "*"``), ``"<s>"``/``"</s>"``
+    pad a sentence's ends, a sentence may also end in one of the event's tails (", the league
+    said ."), and a quote's line stands between quotation marks as the quote templates put it."""
+    spec = PHRASINGS[kind]
+    sentences = [t for key in ("lead", "context", "outlook", "reaction", "sum_main", "sum_figure", "sum_extra")
+                 + ("wider", "analysis", "history", "observer_first") for t in spec[key]]
+    sentences += [t for key in ROLE_GROUPS for group in spec[key] for t in group]
+    sentences += [*QUOTE_FIRST_COMPILED, *QUOTE_SECOND_COMPILED, *OBSERVER_SECOND_COMPILED]
+    tails = [[",", *tail.split()[1:], "."] if tail.startswith(",") else [*tail.split(), "."] for tail in
+             (" ".join(t) for t in spec["tails"])]
+    wrapped = [(t, [], []) for t in sentences]                        # (template, words before, words after)
+    wrapped += [(t[:-1], [], tail) for t in sentences if t and t[-1] == (False, ".") for tail in tails]
+    quote_lines = [*spec["quotes"], *spec["observer_quotes"]]
+    wrapped += [(t, before, after) for t in quote_lines for before in (['"'], [":", '"'])
+                for after in ([",", '"'], [".", '"'])]
+    out: dict = {}
+    for tmpl, before, after in wrapped:
+        variants = [[(w, None) for w in before]]                   # (word, slot name or None) lists
+        for is_slot, text in tmpl:
+            if is_slot and text.startswith("a_"):                   # "{a_sector}" -> "an" "*" (or "a" "*")
+                variants = [v + [(art, None), ("*", None)] for v in variants for art in ("a", "an")]
+            else:
+                variants = [v + [("*" if is_slot else text, text if is_slot else None)] for v in variants]
+        for variant in variants:
+            variant = variant + [(w, None) for w in after]
+            words = ["<s>"] * width + [w for w, _ in variant] + ["</s>"] * width
+            for i, (_, name) in enumerate(variant):
+                if name is None or name == "q":
+                    continue
+                j = i + width                                       # the slot's place in `words`
+                for k in range(1, width + 1):
+                    for m in range(1, width + 1):
+                        key = (tuple(words[j - k: j]), tuple(words[j + 1: j + 1 + m]))
+                        out.setdefault(key, set()).add(name)
+    return {key: frozenset(names) for key, names in out.items()}
