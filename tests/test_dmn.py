@@ -212,8 +212,17 @@ def test_cli_train_then_evaluate_a_run(tmp_path, capsys):
 
 def test_memory_update_variants_and_bad_options():
     _, _, model, batch = _setup("dmn+", memory_update="relu")
+    # hand-set pass 1's layer: W^1 = 0, b^1 = (-1, 2, -3, 4, ...), so m^1 = ReLU(b^1) = (0, 2, 0, 4, ...)
+    # for every story, whatever the episode read; pass 2 keeps its own (untied) random weights
+    bias = torch.tensor([(i + 1.0) * (-1) ** (i + 1) for i in range(10)])
+    with torch.no_grad():
+        model.memory_layers[0].weight.zero_()
+        model.memory_layers[0].bias.copy_(bias)
     out = model(batch)
-    assert out["memories"].shape == (2, 3, 10) and (out["memories"][:, 1:] >= 0).all()   # ReLU layer
+    assert out["memories"].shape == (2, 3, 10)
+    expected = torch.tensor([0.0, 2, 0, 4, 0, 6, 0, 8, 0, 10])
+    assert torch.equal(out["memories"][:, 1], expected.expand(2, -1))
+    assert not torch.equal(out["memories"][:, 2], out["memories"][:, 1])      # pass 2: its own W^2, b^2
     for bad in (dict(variant="dmn++"), dict(answer="words"), dict(input_module="cnn"), dict(memory_update="lstm"),
                 dict(passes=0)):
         with pytest.raises(ValueError):
