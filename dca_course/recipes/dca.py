@@ -44,6 +44,10 @@ class DCAConfig(SummarizerConfig):
     reward: str = knob("rougeL", "with --rl: the ROUGE F1 used as reward",
                        choices=("rouge1", "rouge2", "rougeL", "rougeLsum"))
     intermediate_rewards: bool = knob(False, "with --rl: sentence-level (intermediate) rewards")
+    reward_discount: float = knob(1.0, "with --intermediate-rewards: a word of sentence q is credited with "
+                                       "sum_{q' >= q} d^(q'-q) r(y_q'); 1 (default): the reward to go, 0: the "
+                                       "sentence's own gain (the DCA paper's eq. (16), as we read it)",
+                                  metavar="D")
     rl_samples: int = knob(4, "with --rl: summaries sampled per article, each judged against the baseline",
                            metavar="K")
     baseline: str = knob("loo", "with --rl: the reward baseline: the mean reward of the article's other samples "
@@ -59,7 +63,7 @@ class DCAConfig(SummarizerConfig):
                                 lr=1e-3, rl_epochs=5, rl_train=None)
 
     def __post_init__(self):
-        if self.baseline == "loo" and int(self.rl_samples or 1) < 2:
+        if self.rl and self.baseline == "loo" and int(self.rl_samples or 1) < 2:
             raise SpecError("--baseline loo (the default) needs --rl-samples K with K >= 2 (each sample is "
                             "judged against the mean of the article's other samples); with one sample per "
                             "article pass --baseline greedy")
@@ -236,23 +240,31 @@ class DCARecipe(SummarizerRecipe):
     def rl_advantages(self, draw: dict, baseline: str = "greedy") -> torch.Tensor:
         """Advantages of the samples of :meth:`rl_draw` against ``baseline`` (``greedy`` or
         ``loo``): (k * batch,) r(y~) - b, or with ``intermediate_rewards`` (k * batch, steps)
-        per-word sentence returns less the baseline's return from the same sentence."""
+        per-word sentence returns less the baseline's return from the same sentence.
+
+        A sentence's return is G_q = sum_{q' >= q} d^(q' - q) r(y_q') over the intermediate
+        rewards r(y_q) = r(y_1..q) - r(y_1..q-1), d = ``reward_discount``.  The DCA paper
+        (Celikyilmaz et al. 2018, "intermediate rewards", eq. (16)) defines r(y_q) and rewards a
+        sentence for the increase in ROUGE it contributes, writing no sum over later sentences:
+        as we read it, d = 0.  The default d = 1 (each sentence credited with everything the
+        summary gains from it on; a one-sentence summary gets the plain r(y~) - r(y^)) is what
+        this course's stored RL results were made with."""
         lp, k = draw["lp"], draw["k"]
         if not self.config.intermediate_rewards:
             r_s = torch.tensor(draw["r_sample"], dtype=torch.float64)
             base = (torch.tensor(draw["r_greedy"], dtype=torch.float64) if baseline == "greedy"
                     else leave_one_out_baseline(r_s, k))
             return (r_s - base).to(lp.dtype).to(lp.device)
-        kind, steps = self.config.reward, lp.size(1)
+        kind, steps, discount = self.config.reward, lp.size(1), self.config.reward_discount
         adv = torch.zeros(lp.shape, dtype=lp.dtype)
         if baseline == "greedy":
             for b, (s, g, ref) in enumerate(zip(draw["samples"], draw["greedy"], draw["refs"])):
-                row = sentence_advantages(s, g, ref, kind)[:steps]
+                row = sentence_advantages(s, g, ref, kind, discount)[:steps]
                 adv[b, : len(row)] = torch.tensor(row, dtype=lp.dtype)
             return adv.to(lp.device)
         # leave-one-out, sentence by sentence: sentence q of a sample against the mean return
         # from sentence q of the article's other samples (0 where one has no sentence q)
-        returns = [sentence_returns(s, ref, kind) for s, ref in zip(draw["samples"], draw["refs"])]
+        returns = [sentence_returns(s, ref, kind, discount) for s, ref in zip(draw["samples"], draw["refs"])]
         width = max(max(len(g) for g in returns), 1)
         table = torch.zeros(len(returns), width, dtype=torch.float64)
         for b, g in enumerate(returns):
