@@ -31,6 +31,11 @@ and the memory is updated by another GRU::
 
     m^i = GRU(e^i, m^{i-1})                                                         (memory)
 
+**Passes.**  ``passes`` (T_M) is fixed when the model is made: every question gets exactly that
+many.  Kumar et al. also append an end-of-passes representation to the facts and stop when a
+gate picks it; this DMN has no such marker.  The recipe sets T_M per bAbI task to the supporting
+facts of its most demanding training question, capped at ``--max-passes`` (3, this course's cap).
+
 **Answer module** (2.4).  A GRU decoder started from the last memory::
 
     a_0 = m^{T_M},      a_t = GRU([y_{t-1}; q], a_{t-1}),      y_t = softmax(W^(a) a_t)
