@@ -39,7 +39,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from common import ROOT, cpu_name, write_json, write_text
+from common import ROOT, cpu_name, repo_path, write_json, write_text
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after common, which sets the path)
 
@@ -186,7 +186,7 @@ def main(argv=None) -> int:
                      time_limit=args.time_limit, gate_supervision=True, max_facts=args.max_facts)
     retry = None if args.retry_weight_decay < 0 else args.retry_weight_decay
     refit = None if args.refit_below < 0 else args.refit_below
-    settings = dict(overrides, retry_weight_decay=retry, retry_below=args.retry_below, refit_below=refit, jobs=args.jobs, seeds=seeds, data=str(folder), train_questions_per_task=1000,
+    settings = dict(overrides, retry_weight_decay=retry, retry_below=args.retry_below, refit_below=refit, jobs=args.jobs, seeds=seeds, data=repo_path(folder), train_questions_per_task=1000,
                     cpu=cpu_name(), cpu_count=os.cpu_count())
     print(f"training {len(tasks)} tasks x {len(seeds)} seeds, {args.jobs} at a time: {json.dumps(overrides)}",
           file=sys.stderr)
@@ -217,7 +217,9 @@ def main(argv=None) -> int:
         merged = _stored_runs(stored)
         for t, by_seed in runs.items():
             merged.setdefault(t, {}).update(by_seed)
-        runs, wall, settings = merged, stored["wall_seconds"], stored["settings"]
+        # the stored settings, with the seeds of every run now in the file
+        settings = dict(stored["settings"], seeds=sorted(set(stored["settings"].get("seeds", [])) | set(seeds)))
+        runs, wall = merged, stored["wall_seconds"]
     write_results(args.out, runs, settings, wall)
     return 0
 

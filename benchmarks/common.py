@@ -14,6 +14,7 @@ Import it before ``dca_course``.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import random
 import subprocess
@@ -31,7 +32,7 @@ import torch  # noqa: E402
 from dca_course.io import write_json, write_lines, write_text  # noqa: E402  (re-exported for the scripts)
 from dca_course.losses import coverage_loss, teacher_forced_nll  # noqa: E402
 
-__all__ = ["ROOT", "RESULTS", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
+__all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
            "write_report", "sync", "time_per_call", "StepTimer", "random_batches", "length_bucketed_batches"]
 
 
@@ -52,6 +53,12 @@ def machine_speed() -> float | None:
 
 
 # -- results ---------------------------------------------------------------------------------------
+def repo_path(path) -> str:
+    """``path`` as results store it: relative to the repository (``../shared/data/babi`` for a
+    folder beside the checkout), never absolute, so that a results file names no home folder."""
+    return Path(os.path.relpath(Path(path).expanduser().resolve(), ROOT)).as_posix()
+
+
 def write_report(folder: Path, name: str, data, markdown: str) -> tuple[Path, Path]:
     """``folder/name.json`` (indented, sorted keys) and ``folder/name.md``, each written atomically."""
     return write_json(Path(folder) / f"{name}.json", data), write_text(Path(folder) / f"{name}.md", markdown)
