@@ -26,7 +26,7 @@ from .recipes.config import add_config_flags, config_overrides
 from .data.specs import spec_kind
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
 from .errors import InputError
-from .io import write_lines
+from .io import text_lines, write_lines
 from .train import dist_info, distributed_device
 
 
@@ -139,8 +139,7 @@ class ScoreError(InputError):
 
 
 def _read_summaries(path: Path, sents: bool) -> list[str]:
-    with open(path, encoding="utf-8") as fh:
-        lines = [line.rstrip("\r\n") for line in fh]
+    lines = [text for _, text in text_lines(path)]     # not UTF-8, NUL bytes: FILE:LINE: one line
     return [line.replace("\t", "\n") for line in lines] if sents else lines
 
 
@@ -150,7 +149,8 @@ def cmd_score(args) -> int:
     preds = _read_summaries(args.pred, args.sents)
     refs = _read_summaries(args.ref, args.sents)
     if len(preds) != len(refs):
-        raise ScoreError(f"{args.pred} has {len(preds)} lines but {args.ref} has {len(refs)}: "
+        (short, n_short), (long, n_long) = sorted([(args.pred, len(preds)), (args.ref, len(refs))], key=lambda x: x[1])
+        raise ScoreError(f"{short}:{n_short + 1}: the file ends here, but {long} has {n_long} lines: "
                          "they must hold one example a line, in the same order")
     result = {k: round(v, 4) for k, v in rouge(preds, refs).items()}
     result.update(n=len(refs), pred=str(args.pred), ref=str(args.ref), sents=bool(args.sents))
