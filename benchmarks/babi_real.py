@@ -39,7 +39,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from common import ROOT, cpu_name, repo_path, write_json, write_text
+from common import DMN_CODE, ROOT, command_line, cpu_name, repo_path, write_report
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after common, which sets the path)
 
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
         # the stored settings, with the seeds of every run now in the file
         settings = dict(stored["settings"], seeds=sorted(set(stored["settings"].get("seeds", [])) | set(seeds)))
         runs, wall = merged, stored["wall_seconds"]
-    write_results(args.out, runs, settings, wall)
+    write_results(args.out, runs, settings, wall, command_line(__file__, argv))
     return 0
 
 
@@ -252,7 +252,7 @@ def _stored_runs(payload: dict) -> dict:
     return runs
 
 
-def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
+def write_results(out: Path, runs: dict, settings: dict, wall: float, command: str) -> None:
     from dca_course.data.babi import TASK_NAMES
 
     tasks = sorted(runs)
@@ -281,7 +281,6 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
         "runs": {str(t): {str(s): {k: runs[t][s][k] for k in keep if k in runs[t][s]} for s in task_seeds[t]}
                  for t in tasks},
     }
-    write_json(out.with_suffix(".json"), payload)
 
     spread = any(len(v) > 1 for v in task_seeds.values())
     refits = settings.get("refit_below") is not None
@@ -306,7 +305,7 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
            "\"last fit\" column)" if refits else "")
         + ", and the supporting-fact gate supervision the DMN paper uses on bAbI.",
         "",
-        "Produced by `python benchmarks/babi_real.py PATH` (settings below). One model per task, trained on "
+        "Settings below. One model per task, trained on "
         f"{100 - 100 * settings['val_fraction']:.0f}% of the stories of the task's 1,000 training questions; the "
         f"other {100 * settings['val_fraction']:.0f}% (with all their questions; never the test) pick the epoch "
         "whose weights are kept, and "
@@ -355,7 +354,8 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
         "```",
         "",
     ]
-    write_text(out.with_suffix(".md"), "\n".join(lines))
+    write_report(out.parent, out.name, payload, "\n".join(lines), command=command, config=settings,
+                 measures=["benchmarks/babi_real.py", *DMN_CODE])
     print("\n".join(lines), file=sys.stderr)
 
 
