@@ -513,3 +513,21 @@ def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_upda
                 word_match=False)
     assert sum(p.numel() for p in model.parameters()) - sum(p.numel() for p in plain.parameters()) == \
         (2 if memory_update == "relu" else 3) * 10 * MATCH_WORDS ** 2
+
+
+def test_a_checkpoint_of_an_earlier_version_with_retired_options_still_loads():
+    """``share_gru`` and ``gate_size`` are gone (nothing set them); a saved ``model_config`` that
+    holds them at the values the model now always uses loads, any other value is refused."""
+    from dca_course.recipes import DMNConfig, DMNRecipe
+    from dca_course.recipes.config import SpecError
+
+    _, vocab, model, batch = _setup()
+    recipe = DMNRecipe(DMNConfig())
+    old = dict(model.config, share_gru=True, gate_size=None)
+    again = recipe.model_from_config(old)
+    again.load_state_dict(model.state_dict())
+    assert torch.equal(again(batch)["logits"], model(batch)["logits"])
+    with pytest.raises(SpecError, match="share_gru=False"):
+        recipe.model_from_config(dict(model.config, share_gru=False))
+    with pytest.raises(TypeError):
+        DMN(10, 4, 4, share_gru=True)
