@@ -1,6 +1,6 @@
 """The command line: ``python -m dca_course`` (also installed as ``dca-course``).
 
-    train MODEL --data SPEC [--profile fast|full] [--device auto|cpu|cuda] [--seed N] [--out DIR]
+    train MODEL --data SPEC [--profile fast|full|NAME] [--device auto|cpu|cuda] [--seed N] [--out DIR]
     evaluate DIR --data SPEC [--split test]
     score --pred FILE --ref FILE [--sents]
     data generate babi --task N --out DIR | data generate synthnews [--long] --out DIR
@@ -41,8 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
                            epilog="data specs:\n" + data_choices())
     train.add_argument("model", choices=list(MODELS), help="which model")
     train.add_argument("--data", required=True, help="data spec (see below)")
-    train.add_argument("--profile", default="fast", choices=["fast", "full"],
-                       help="fast: CPU-sized (default); full: the paper's sizes")
+    named = sorted({n for c in CONFIGS.values() for n in c.NAMED})
+    train.add_argument("--profile", default="fast", metavar="PROFILE",
+                       help="fast: CPU-sized (default); full: the paper's sizes; a model's own: "
+                            + "; ".join(f"{n} ({', '.join(m for m, c in CONFIGS.items() if n in c.NAMED)}: "
+                                        f"{next(c.NAMED[n][2] for c in CONFIGS.values() if n in c.NAMED)})"
+                                        for n in named))
     train.add_argument("--device", default="auto", help="auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", type=Path, default=None, help="run folder (default runs/MODEL-DATA-seedN)")
@@ -107,7 +111,7 @@ def cmd_train(args) -> int:
     overrides = config_overrides(args, recipe_cls.config_class, CONFIGS, args.model)
     config = recipe_cls.config_class.from_profile(args.profile, overrides)
     recipe_cls.check_kind(spec_kind(args.data), args.data)     # refuse a pair before loading the data
-    data = load_data(args.data, config.profile, args.seed)
+    data = load_data(args.data, config.data_profile, args.seed)
     if args.limit_train:
         data.limit_train(args.limit_train)
     out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
@@ -129,7 +133,7 @@ def cmd_evaluate(args) -> int:
     # the data it trained on, rebuilt with the same profile and seed (or another spec)
     spec = args.data or state["data"]
     recipe.check_kind(spec_kind(spec), spec)
-    data = load_data(spec, recipe.config.profile, int(state.get("seed", 0)))
+    data = load_data(spec, recipe.config.data_profile, int(state.get("seed", 0)))
     _print_json(recipe.evaluate(model, vocab, data, args.split, device))
     return 0
 

@@ -531,3 +531,56 @@ def test_a_checkpoint_of_an_earlier_version_with_retired_options_still_loads():
         recipe.model_from_config(dict(model.config, share_gru=False))
     with pytest.raises(TypeError):
         DMN(10, 4, 4, share_gru=True)
+
+
+# -- the babi-1k profile: the headline run from the command line ---------------------------------
+def test_babi_1k_profile_holds_the_stored_headline_runs_settings():
+    """``--profile babi-1k`` is the model and training of benchmarks/results/babi_real_1k.json: every
+    knob its settings record has the profile's value (the rest of its settings are the loop's)."""
+    from pathlib import Path
+
+    from dca_course.recipes import DMNConfig
+
+    stored = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/babi_real_1k.json").read_text())
+    config = DMNConfig.from_profile("babi-1k")
+    knobs = {k: v for k, v in stored["settings"].items() if k in DMNConfig.field_names()}
+    assert len(knobs) >= 20 and {k: getattr(config, k) for k in knobs} == knobs
+    assert config.profile == "babi-1k" and config.data_profile == "full"
+    assert DMNConfig.from_profile("babi-1k", {"hidden_size": 16}).hidden_size == 16
+
+
+def test_babi_1k_is_the_dmns_own_profile_on_the_command_line(tmp_path, capsys):
+    assert main(["train", "seq2seq", "--data", "toy:dates", "--profile", "babi-1k", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown profile 'babi-1k' for this model; choose from fast, full" in err[0]
+    folder = tmp_path / "babi"
+    assert main(["data", "generate", "babi", "--task", "1", "--train", "40", "--test", "10", "--out", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["train", "dmn", "--data", f"babi:{folder}:1", "--profile", "babi-1k", "--epochs", "1",
+                 "--hidden-size", "8", "--emb-size", "8", "--device", "cpu", "--quiet", "--out",
+                 str(tmp_path / "run")]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["profile"] == "babi-1k" and result["variant"] == "dmn+" and result["input_module"] == "fusion"
+    assert main(["evaluate", str(tmp_path / "run"), "--device", "cpu"]) == 0       # the data rebuilt from the run
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["accuracy"] == result["accuracy"]
+
+
+def test_babi_real_trains_what_the_command_line_trains(load_benchmark, monkeypatch, tmp_path, capsys):
+    """benchmarks/babi_real.py is a loop around the recipe: a task's run gets the configuration and
+    data that `train dmn --data babi:PATH:TASK --profile babi-1k [flags]` gets."""
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    folder = tmp_path / "babi"
+    assert main(["data", "generate", "babi", "--task", "1", "--train", "20", "--test", "5", "--out", str(folder)]) == 0
+    seen = []
+
+    def fake_train(self, data, device, out, **kwargs):
+        seen.append((self.config, data.spec, len(data.train), kwargs["seed"]))
+        return {"accuracy": 1.0, "val_accuracy": 1.0, "train_seconds": 0.0}
+
+    monkeypatch.setattr(DMNRecipe, "train", fake_train)
+    babi_real = load_benchmark("babi_real")
+    babi_real._train_once(1, str(folder), {"hidden_size": 16}, tmp_path / "run", seed=3)
+    config, spec, n_train, seed = seen[0]
+    assert config == DMNConfig.from_profile("babi-1k", {"hidden_size": 16})
+    assert (spec, n_train, seed) == (f"babi:{folder}:1", 20, 3)
