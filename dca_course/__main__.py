@@ -17,12 +17,13 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 from . import device as pick_device
 from . import seed_everything
 from .recipes import CONFIGS
-from .recipes.config import add_config_flags, config_overrides
+from .recipes.config import add_config_flags, config_overrides, flag_name
 from .data.specs import spec_kind
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
 from .errors import InputError
@@ -30,7 +31,10 @@ from .io import text_lines, write_lines
 from .train import dist_info, distributed_device
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(model: str | None = None) -> argparse.ArgumentParser:
+    """The command line.  With ``model`` (``train MODEL ...``), ``train`` has that model's flags
+    only, with its own help (``train dmn --help``); without, every model's."""
+    configs = {model: CONFIGS[model]} if model else CONFIGS
     parser = argparse.ArgumentParser(prog="dca-course", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="on an input error, show the traceback too")
@@ -55,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
     # one flag per knob of the models' configurations (`profiles MODEL` shows their values)
-    add_config_flags(train.add_argument_group("model options (default: the profile's)"), CONFIGS)
+    add_config_flags(train.add_argument_group(f"{model or 'model'} options (default: the profile's)"), configs)
 
     evaluate = sub.add_parser("evaluate", help="evaluate a trained run folder and print metrics as JSON")
     evaluate.add_argument("run", type=Path, help="run folder written by train (holds last.pt)")
@@ -216,9 +220,28 @@ def cmd_profiles(args) -> int:
     return 0
 
 
+def _train_model(argv: list) -> str | None:
+    """The MODEL of ``train MODEL ...`` (options may come before ``train``), else None."""
+    words = [w for w in argv if not w.startswith("-")]
+    return words[1] if len(words) > 1 and words[0] == "train" and words[1] in MODELS else None
+
+
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    model = _train_model(argv)
+    parser = build_parser(model)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        flags = [u.split("=")[0] for u in unknown if u.startswith("--")]
+        others = {spelling for name, config in CONFIGS.items() if name != model     # another model's flags
+                  for f in fields(config) if f.metadata.get("flag", True)
+                  for spelling in (flag_name(f.name), *f.metadata["flags"], "--no-" + f.name.replace("_", "-"))}
+        foreign = sorted(f for f in flags if f in others)
+        if model and foreign and not getattr(args, "debug", False):
+            print(f"dca-course: error: model {model!r} has no option {', '.join(foreign)} "
+                  f"(`python -m dca_course profiles {model}` lists its knobs)", file=sys.stderr)
+            return 2
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data,
                 "profiles": cmd_profiles}
     try:

@@ -47,7 +47,7 @@ class Seq2Seq(nn.Module):
     #: constructor options of earlier versions, and the value a checkpoint may hold for each
     RETIRED = {"attn_size": None, "dropout": 0.0}
 
-    def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 128, pad_id: int = 0):
+    def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256, pad_id: int = 0):
         super().__init__()
         self.vocab_size = vocab_size
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, pad_id=pad_id)

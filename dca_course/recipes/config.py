@@ -11,6 +11,11 @@ these dataclasses, so a knob cannot be read without being documented and settabl
     class MyConfig(RecipeConfig):
         hidden_size: int = knob(64, "LSTM state size", metavar="N")
         FULL: ClassVar[dict] = dict(hidden_size=256)
+
+Models that share knobs compose them rather than inherit them: a knob group is a dict of
+``name=(type, default, help, extras)`` and :func:`with_knobs` adds groups to a configuration,
+with help written for that model where it differs, so that no configuration is more than one
+level below :class:`RecipeConfig`.
 """
 from __future__ import annotations
 
@@ -31,6 +36,27 @@ def knob(default: Any, help: str, *, flags: tuple = (), choices: tuple | None = 
     command-line flag (``--dmn-variant`` also as ``--variant``), ``flag=False`` gives it none."""
     meta = {"help": help, "flags": tuple(flags), "choices": choices, "metavar": metavar, "flag": flag}
     return field(default=default, metadata=meta)
+
+
+def with_knobs(*groups: dict, help: dict | None = None):
+    """Class decorator (under ``@dataclass``): the knobs of ``groups`` become fields of the class,
+    in order, before its own; ``help`` rewrites a group knob's help for this model, and a knob the
+    class declares itself wins over a group's (its default and help)."""
+    def add(cls):
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        added: dict = {}
+        for group in groups:
+            for name, (kind, default, text, extra) in group.items():
+                if name in own or name in added:
+                    continue
+                added[name] = kind
+                setattr(cls, name, knob(default, (help or {}).get(name, text), **extra))
+        unknown = set(help or {}) - set(added)
+        if unknown:
+            raise TypeError(f"{cls.__name__}: help for knobs no group adds: {sorted(unknown)}")
+        cls.__annotations__ = {**added, **own}
+        return cls
+    return add
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,19 @@ from ..losses import (leave_one_out_baseline, mixed_loss, rouge_reward, self_cri
                       sentence_advantages, sentence_returns, teacher_forced_nll)
 from ..models.dca import DCA
 from ..train import load_checkpoint, unwrap
-from .config import knob
-from .copying import SummarizerConfig, SummarizerRecipe
+from .config import RecipeConfig, knob, with_knobs
+from .copying import SUMMARY, SUMMARY_FAST, SUMMARY_HELP, SummarizerRecipe, summary_for_data
+from .seq2seq import ENCODER_DECODER
 
 
 @dataclass(frozen=True)
-class DCAConfig(SummarizerConfig):
+@with_knobs(ENCODER_DECODER, SUMMARY, help=dict(
+    SUMMARY_HELP, hidden_size="LSTM state size of the agents' encoders and the decoder",
+    max_src="source tokens DCA reads, split among the agents (800 in the fast profile, as Celikyilmaz et al.)"))
+class DCAConfig(RecipeConfig):
     agents: int = knob(3, "number of agents (the paper: 3)", metavar="N")
     context_layers: int = knob(1, "contextual encoder layers", metavar="K")
-    vocab_mlp: str = knob("linear", "the 'MLP' of eqs. (11)-(12): two linear maps (linear, as the pointer-generator) "
+    vocab_mlp: str = knob("linear", "the 'MLP' of eqs. (11)-(12): two linear maps (linear, as See et al.'s eq. (4)) "
                                     "or with a tanh between them", choices=("linear", "tanh"))
     cohesion: float = knob(0.0, "weight of the semantic cohesion loss (0: off)", metavar="LAMBDA")
     init: str | None = knob(None, "start from the weights (and vocabulary) of a dca run folder, e.g. an MLE run",
@@ -58,9 +62,11 @@ class DCAConfig(SummarizerConfig):
                                         "L_RL with per-token L_MLE (legacy: before the fix)",
                                choices=("token", "sequence", "legacy"))
 
-    FAST: ClassVar[dict] = dict(SummarizerConfig.FAST, max_src=800, epochs=6)
+    FAST: ClassVar[dict] = dict(SUMMARY_FAST, max_src=800, epochs=6)
     FULL: ClassVar[dict] = dict(emb_size=128, hidden_size=256, context_layers=2, vocab_size=50000, epochs=20,
                                 lr=1e-3, rl_epochs=5, rl_train=None)
+
+    for_data = summary_for_data
 
     def __post_init__(self):
         if self.rl and self.baseline == "loo" and int(self.rl_samples or 1) < 2:
