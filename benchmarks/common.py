@@ -31,7 +31,6 @@ if str(ROOT) not in sys.path:
 import torch  # noqa: E402
 
 from dca_course.io import write_json, write_lines, write_text  # noqa: E402  (re-exported for the scripts)
-from dca_course.losses import coverage_loss, teacher_forced_nll  # noqa: E402
 
 __all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
            "write_report", "write_result_json", "provenance", "command_line", "machine", "generated_by", "sync", "time_per_call", "StepTimer", "random_batches", "length_bucketed_batches"]
@@ -187,10 +186,7 @@ class StepTimer:
     def step(self, batch):
         """Forward with teacher forcing, NLL (+ coverage loss), backward, clipping, Adam: the
         recipe's training step (its loss without the ``.item()`` calls)."""
-        out = self.model(batch, log_probs=False)
-        loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
-        if self.model.coverage:
-            loss = loss + self.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+        loss = self.recipe.loss(self.model, batch)[0]          # the recipe's loss, without its .item() calls
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)

@@ -39,17 +39,14 @@ from common import POINTER_GENERATOR_CODE, StepTimer, command_line, cpu_name, le
 from torch.profiler import ProfilerActivity, profile
 
 import dca_course
-from dca_course.losses import coverage_loss, teacher_forced_nll
 from dca_course.nn.attention import reference_code
 
 ROWS = 14   # operations shown per table
 
 
 def loss_of(timer: StepTimer, batch) -> torch.Tensor:
-    """The training loss of one batch: NLL + coverage loss (the forward pass)."""
-    out = timer.model(batch, log_probs=False)
-    loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
-    return loss + timer.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+    """The training loss of one batch, NLL + coverage loss (the forward pass): the recipe's."""
+    return timer.recipe.loss(timer.model, batch)[0]
 
 
 def cpu_seconds_per_step(timer: StepTimer, batches, reference: bool) -> float:

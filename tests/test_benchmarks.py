@@ -255,3 +255,11 @@ def test_babi_real_fits_an_unsolved_task_last_on_every_story_for_the_chosen_epoc
     assert "| 12/200 | 0.0003 | 12 | 30 |" in table and "trains a last time on every training story" in table
     babi_real.write_results(tmp_path / "q", {3: {0: r}}, settings, wall=60.0, command=COMMAND)   # off: no "last fit" column
     assert "| 12/200 | 0.0003 | 30 |" in (tmp_path / "q.md").read_text() and "last fit" not in (tmp_path / "q.md").read_text()
+
+
+def test_the_benchmarks_time_the_recipes_loss_not_a_copy_of_it():
+    """The coverage loss has one definition (PointerGeneratorRecipe.loss); the timing code calls it."""
+    for path in BENCH.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "coverage_loss(" not in text and "teacher_forced_nll(" not in text, path.name
+    assert "self.recipe.loss(" in (BENCH / "common.py").read_text(encoding="utf-8")
