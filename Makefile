@@ -8,13 +8,14 @@
 #   make gpu-check     on a machine with CUDA: every notebook under nbval on the GPU, the unit tests, the
 #                      command lines and the GPU benchmarks; writes benchmarks/results/gpu.md (about 5 minutes)
 #   make browser-test  run every notebook in JupyterLab in headless Chromium (Playwright; not part of make test)
+#   make results-status  list the stored results older than the last change to the code they measure
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 600
 
-.PHONY: lab test unit notebooks device-check gpu-check claims browser-test clean
+.PHONY: lab test unit notebooks device-check gpu-check claims browser-test results-status clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +69,10 @@ $(BROWSER_STAMP): $(STAMP)
 
 browser-test: $(BROWSER_STAMP)
 	$(BIN)/python scripts/browser_test.py $(BROWSER_ARGS)
+
+# Stored results (benchmarks/results/) older than the last change to the code they measure (git only, no venv).
+results-status:
+	$(PYTHON) tools/results_status.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -1,28 +1,22 @@
-"""DMN on the real bAbI v1.2 tasks (1k training questions per task), all 20 tasks, with gate
-supervision; writes a per-task table next to the DMN paper's figures.
+"""DMN on the real bAbI v1.2 tasks (1k training questions per task), all 20 tasks, several seeds,
+with gate supervision; writes a per-task table next to the DMN paper's figures.
 
-    python benchmarks/babi_real.py /path/to/babi            # a folder holding en/ (or en/ itself)
-    python benchmarks/babi_real.py ../shared/data/babi --jobs 2 --time-limit 100
+    python benchmarks/babi_real.py ../shared/data/babi                 # a folder holding en/
+    python benchmarks/babi_real.py ../shared/data/babi --seeds 0,1,2 --jobs 2
 
-Each task trains its own model (as in Kumar et al. 2016) through the command line's ``dmn``
-recipe, for at most ``--epochs`` epochs or until the epoch that crosses ``--time-limit``
-seconds, and is scored on the task's test file.  ``--jobs`` tasks train at once, one CPU
-thread each.  The model: DMN+ (softmax attention, attention-GRU episodes, fusion input module,
-a ReLU memory update per pass; one pass per supporting fact of the task's training questions, at
-most 5, ``--max-passes``) with DMN+'s four-part gate features, the facts' place in time given to
-the gate, and an L2 penalty of 0.001 (``--gate-features``, ``--time-features``,
-``--weight-decay``), and this course's word-match read: each pass reads which words of its facts
-are which words of the question (``--word-match``).  ``--episode-reads sentences`` (the episodes
-read each sentence's own encoding while the gates compare the fused facts) is measured in the
-results file and off by default.  10% of each task's
-training *stories* (with all their questions; never the test) are held out to pick the epoch and
-stop early.  A task whose held-out accuracy stays under 95% trains again with a weaker penalty,
-0.0003, and keeps whichever model scores better on the held-out stories (``--retry-weight-decay``,
-``--retry-below``): task 17 needs the weaker one, tasks 2 and 3 the stronger.  ``--refit-below
-0.95`` would then train a task still under 95% a last time on every training story, held-out ones
-included, for the kept model's best epoch's number of epochs; off by default, since over three
-seeds it helped tasks 3 and 19 as much as it cost tasks 17 and 18.  Results go to
-``benchmarks/results/babi_real_1k.{md,json}`` (``--out``).
+A thin loop over tasks and seeds around the command line's ``dmn`` recipe: each task and seed
+trains what ``python -m dca_course train dmn --data babi:PATH:TASK --profile babi-1k --seed S``
+trains (the ``babi-1k`` profile of :class:`dca_course.recipes.DMNConfig` holds the model and the
+training; any of the recipe's flags, spelled as on the command line, e.g. ``--hidden-size`` or
+``--no-word-match``, changes it), ``--jobs`` at once, one CPU thread each, and is scored on the
+task's test file.  The loop adds one policy of its own, chosen on held-out training stories and
+never on the test: a task whose held-out accuracy stays under 95% trains again with a weaker L2
+penalty, 0.0003, and keeps whichever model scores better on the held-out stories
+(``--retry-weight-decay``, ``--retry-below``); ``--refit-below 0.95`` would then train a task still
+under 95% a last time on every training story for the kept model's best epoch's number of epochs
+(off by default, since over three seeds it helped tasks 3 and 19 as much as it cost tasks 17 and
+18).  Results go to ``benchmarks/results/babi_real_1k.{md,json}`` (``--out``); hand-written notes
+on them live in ``babi_real_1k_notes.md``, which this script never writes.
 
 Reference (Kumar et al. 2016, Table 1, DMN trained with supporting-fact supervision on the
 1k set): task 1 100%, mean over the 20 tasks 93.6%.
@@ -39,16 +33,18 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from common import ROOT, cpu_name, write_json, write_text
+from common import DMN_CODE, ROOT, command_line, cpu_name, repo_path, write_report
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after common, which sets the path)
+from dca_course.recipes import DMNConfig  # noqa: E402
+from dca_course.recipes.config import add_config_flags, config_overrides  # noqa: E402
 
 PAPER_DMN, PAPER_MEMNN = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]
 PAPER = {"task 1": 100.0, "mean": 93.6, "dmn": PAPER_DMN, "memnn": PAPER_MEMNN, "memnn mean": 93.3}
-# The benchmark's training settings (the `full` profile's model, trained longer).
-DEFAULTS = dict(epochs=200, patience=50, lr_patience=0, val_fraction=0.1, hidden=80, batch_size=32, lr=3e-3, dropout=0.1, time_features=True, gate_features="dmn+", weight_decay=1e-3,
-                retry_weight_decay=3e-4, retry_below=0.95, refit_below=None, max_passes=5,
-                episode_reads="facts", word_match=True)
+PROFILE = "babi-1k"          # the recipe's named profile: the model and its training
+# The loop's own policy (the held-out retry and the last fit), beside the recipe's knobs.
+LOOP_DEFAULTS = dict(retry_weight_decay=3e-4, retry_below=0.95, refit_below=None)
+DEFAULTS = dict(DMNConfig.from_profile(PROFILE).to_dict(), **LOOP_DEFAULTS)
 # Longest stories first, so that two workers finish at about the same time.
 ORDER = [3, 2, 5, 8, 7, 18, 6, 14, 13, 11, 12, 20, 10, 9, 1, 15, 16, 19, 17, 4]
 
@@ -58,16 +54,18 @@ def _train_once(task: int, folder: str, overrides: dict, out: Path, seed: int) -
 
     torch.set_num_threads(1)
     from dca_course import seed_everything
-    from dca_course.recipes import DMNConfig, DMNRecipe
+    from dca_course.recipes import DMNRecipe
     from dca_course.registry import load_data
 
+    # what `python -m dca_course train dmn --data babi:FOLDER:TASK --profile babi-1k --seed S` does
     seed_everything(seed)
-    data = load_data(f"babi:{folder}:{task}", "full", seed)
-    recipe = DMNRecipe(DMNConfig.from_profile("full", overrides))
+    config = DMNConfig.from_profile(PROFILE, overrides)
+    data = load_data(f"babi:{folder}:{task}", config.data_profile, seed)
+    recipe = DMNRecipe(config)
     started = time.perf_counter()
     result = recipe.train(data, torch.device("cpu"), out, seed=seed, progress=False, resume=False)
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
-    result["weight_decay"] = overrides["weight_decay"]
+    result["weight_decay"] = config.weight_decay
     return result
 
 
@@ -124,72 +122,40 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all")
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds: each task trains once per seed")
     parser.add_argument("--jobs", type=int, default=2, help="tasks trained at once (one thread each)")
-    parser.add_argument("--epochs", type=int, default=DEFAULTS["epochs"], help="at most this many epochs per task")
-    parser.add_argument("--patience", type=int, default=DEFAULTS["patience"],
-                        help="stop a task after this many epochs without a better held-out accuracy")
-    parser.add_argument("--val-fraction", type=float, default=DEFAULTS["val_fraction"],
-                        help="share of each task's training questions held out to pick the epoch (never the test)")
-    parser.add_argument("--lr-patience", type=int, default=DEFAULTS["lr_patience"],
-                        help="halve the learning rate after every N epochs without a better held-out accuracy")
-    parser.add_argument("--time-limit", type=float, default=None,
-                        help="seconds of training per task (default: none; the epochs and patience decide)")
-    parser.add_argument("--variant", default="dmn+", choices=["dmn", "dmn+"])
-    parser.add_argument("--input-module", default="fusion", choices=["gru", "fusion"])
-    parser.add_argument("--episode-reads", default=DEFAULTS["episode_reads"], choices=["facts", "sentences"],
-                        help="sentences: the episodes read each sentence's own encoding, the gates the fused facts")
-    parser.add_argument("--word-match", action=argparse.BooleanOptionalAction, default=DEFAULTS["word_match"],
-                        help="each pass also reads which words of its facts are which words of the question")
-    parser.add_argument("--passes", type=int, default=0, help="0: one per supporting fact, at most --max-passes")
-    parser.add_argument("--max-passes", type=int, default=DEFAULTS["max_passes"],
-                        help="with --passes 0: at most this many passes (tasks 7 and 8 have questions with 4 to 8 "
-                             "supporting facts)")
-    parser.add_argument("--answer", default="auto", choices=["auto", "word", "sequence"])
-    parser.add_argument("--memory-update", default="relu", choices=["gru", "relu"],
-                        help="gru: m^i = GRU(e^i, m^{i-1}) (Kumar et al.); relu: ReLU(W^i [m; e; q] + b^i), "
-                             "a layer per pass (DMN+)")
-    parser.add_argument("--time-features", action=argparse.BooleanOptionalAction, default=DEFAULTS["time_features"],
-                        help="give the gate each fact's place in time (recency; before/after the previous pass's fact)")
-    parser.add_argument("--gate-features", default=DEFAULTS["gate_features"], choices=["dmn", "dmn+"],
-                        help="dmn: Kumar et al.'s nine parts; dmn+: Xiong et al.'s [c*q, c*m, |c-q|, |c-m|]")
-    parser.add_argument("--weight-decay", type=float, default=DEFAULTS["weight_decay"], help="L2 penalty (Adam)")
-    parser.add_argument("--retry-weight-decay", type=float, default=DEFAULTS["retry_weight_decay"],
+    parser.add_argument("--retry-weight-decay", type=float, default=LOOP_DEFAULTS["retry_weight_decay"],
                         help="a task whose held-out accuracy stays under --retry-below trains again with this "
                              "L2 penalty; the better model on the held-out stories is kept (negative: never)")
-    parser.add_argument("--retry-below", type=float, default=DEFAULTS["retry_below"],
+    parser.add_argument("--retry-below", type=float, default=LOOP_DEFAULTS["retry_below"],
                         help="held-out accuracy under which a task is trained again")
     parser.add_argument("--refit-below", type=float, default=-1.0,
                         help="a task whose kept model stays under this held-out accuracy trains a last time on "
                              "every training story, for the kept model's best epoch's number of epochs "
                              "(negative, the default: never; measured in the results file)")
-    parser.add_argument("--hidden", type=int, default=DEFAULTS["hidden"])
-    parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"])
-    parser.add_argument("--lr", type=float, default=DEFAULTS["lr"])
-    parser.add_argument("--dropout", type=float, default=DEFAULTS["dropout"])
-    parser.add_argument("--max-facts", type=int, default=50, help="the last N facts of a story are read")
-    parser.add_argument("--seeds", default="0", help="comma-separated seeds: each task trains once per seed")
     parser.add_argument("--runs", type=Path, default=Path("runs/babi_real"), help="run folders (checkpoints)")
     parser.add_argument("--add", action="store_true",
                         help="add these runs (e.g. more seeds of a few tasks) to the results already in --out; "
                              "the settings must be the same")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "babi_real_1k",
                         help="results path without suffix (.md and .json are written)")
+    # the recipe's own flags, as `python -m dca_course train dmn` spells them (default: the profile's)
+    add_config_flags(parser.add_argument_group(f"the dmn recipe's options (default: --profile {PROFILE})"),
+                     {"dmn": DMNConfig})
     args = parser.parse_args(argv)
 
     folder = args.folder.expanduser().resolve()
     tasks = ORDER if args.tasks == "all" else [int(t) for t in args.tasks.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
-    overrides = dict(dmn_variant=args.variant, input_module=args.input_module, episode_reads=args.episode_reads, word_match=args.word_match, dmn_passes=args.passes, max_passes=args.max_passes,
-                     answer=args.answer, memory_update=args.memory_update, time_features=args.time_features, gate_features=args.gate_features, weight_decay=args.weight_decay, emb_size=args.hidden,
-                     hidden_size=args.hidden, batch_size=args.batch_size, lr=args.lr, dropout=args.dropout,
-                     epochs=args.epochs, patience=args.patience, lr_patience=args.lr_patience, val_fraction=args.val_fraction,
-                     time_limit=args.time_limit, gate_supervision=True, max_facts=args.max_facts)
+    overrides = config_overrides(args, DMNConfig, {"dmn": DMNConfig}, "dmn")
+    config = DMNConfig.from_profile(PROFILE, overrides)
     retry = None if args.retry_weight_decay < 0 else args.retry_weight_decay
     refit = None if args.refit_below < 0 else args.refit_below
-    settings = dict(overrides, retry_weight_decay=retry, retry_below=args.retry_below, refit_below=refit, jobs=args.jobs, seeds=seeds, data=str(folder), train_questions_per_task=1000,
+    settings = dict(config.to_dict(), retry_weight_decay=retry, retry_below=args.retry_below, refit_below=refit,
+                    jobs=args.jobs, seeds=seeds, data=repo_path(folder), train_questions_per_task=1000,
                     cpu=cpu_name(), cpu_count=os.cpu_count())
-    print(f"training {len(tasks)} tasks x {len(seeds)} seeds, {args.jobs} at a time: {json.dumps(overrides)}",
-          file=sys.stderr)
+    print(f"training {len(tasks)} tasks x {len(seeds)} seeds, {args.jobs} at a time, --profile {PROFILE} with "
+          f"{json.dumps(overrides)}", file=sys.stderr)
 
     started = time.perf_counter()
     runs: dict[int, dict[int, dict]] = {t: {} for t in tasks}
@@ -211,14 +177,18 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - started
     if args.add:       # the wall time stays the stored run's: the one command over every task
         stored = json.loads(args.out.with_suffix(".json").read_text())
-        differ = {k for k in [*overrides, "retry_weight_decay", "retry_below", "refit_below"] if stored["settings"].get(k) != settings[k]}
+        compared = [*config.to_dict(), "retry_weight_decay", "retry_below", "refit_below"]
+        differ = {k for k in compared if k != "profile" and k in stored["settings"]
+                  and stored["settings"][k] != settings[k]}
         if differ:
             parser.error(f"--add: these settings differ from {args.out.with_suffix('.json')}: {sorted(differ)}")
         merged = _stored_runs(stored)
         for t, by_seed in runs.items():
             merged.setdefault(t, {}).update(by_seed)
-        runs, wall, settings = merged, stored["wall_seconds"], stored["settings"]
-    write_results(args.out, runs, settings, wall)
+        # the stored settings, with the seeds of every run now in the file
+        settings = dict(stored["settings"], seeds=sorted(set(stored["settings"].get("seeds", [])) | set(seeds)))
+        runs, wall = merged, stored["wall_seconds"]
+    write_results(args.out, runs, settings, wall, command_line(__file__, argv))
     return 0
 
 
@@ -250,7 +220,7 @@ def _stored_runs(payload: dict) -> dict:
     return runs
 
 
-def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
+def write_results(out: Path, runs: dict, settings: dict, wall: float, command: str) -> None:
     from dca_course.data.babi import TASK_NAMES
 
     tasks = sorted(runs)
@@ -279,7 +249,6 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
         "runs": {str(t): {str(s): {k: runs[t][s][k] for k in keep if k in runs[t][s]} for s in task_seeds[t]}
                  for t in tasks},
     }
-    write_json(out.with_suffix(".json"), payload)
 
     spread = any(len(v) > 1 for v in task_seeds.values())
     refits = settings.get("refit_below") is not None
@@ -304,7 +273,7 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
            "\"last fit\" column)" if refits else "")
         + ", and the supporting-fact gate supervision the DMN paper uses on bAbI.",
         "",
-        "Produced by `python benchmarks/babi_real.py PATH` (settings below). One model per task, trained on "
+        "Settings below. One model per task, trained on "
         f"{100 - 100 * settings['val_fraction']:.0f}% of the stories of the task's 1,000 training questions; the "
         f"other {100 * settings['val_fraction']:.0f}% (with all their questions; never the test) pick the epoch "
         "whose weights are kept, and "
@@ -353,7 +322,8 @@ def write_results(out: Path, runs: dict, settings: dict, wall: float) -> None:
         "```",
         "",
     ]
-    write_text(out.with_suffix(".md"), "\n".join(lines))
+    write_report(out.parent, out.name, payload, "\n".join(lines), command=command, config=settings,
+                 measures=["benchmarks/babi_real.py", *DMN_CODE])
     print("\n".join(lines), file=sys.stderr)
 
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import torch
-from common import ROOT, write_json, write_text
+from common import POINTER_GENERATOR_CODE, ROOT, command_line, write_report
 
 import dca_course
 from dca_course import metrics
@@ -75,16 +75,17 @@ def main(argv=None) -> dict:
            "epochs_run": result["epochs"], "train_seconds": result["train_seconds"], "wall_seconds": round(wall, 1),
            "note": "not comparable with published CNN/DailyMail results: trained on 10,000 test-set articles"}
     print(json.dumps(out, sort_keys=True))
-    write_json(args.out / "cnndm_real.json", out)
     rows = [("pointer-generator + coverage", out["model"]), ("lead-3", out["lead3"])]
     table = "\n".join(f"| {name} | " + " | ".join(f"{r[k]:.2f}" for k in keys[:4]) + f" | {r['repeated_trigrams']:.3f} |"
                       for name, r in rows)
-    write_text(args.out / "cnndm_real.md", (
+    write_report(args.out, "cnndm_real", out, (
         "# CNN/DailyMail, a small real-data check (not comparable with the papers)\n\n"
-        f"`python benchmarks/cnndm_real.py FOLDER --epochs {args.epochs}` on {device.type} "
+        f"On {device.type} "
         f"({os.cpu_count()} CPUs, {args.threads} thread): trained on lines 1-10,000 of the test split for "
         f"{out['epochs_run']} epochs ({out['train_seconds']:.0f} s), scored on lines 10,001-11,490.\n\n"
-        "| system | R-1 | R-2 | R-L | R-Lsum | rep. 3-grams |\n|---|---:|---:|---:|---:|---:|\n" + table + "\n"))
+        "| system | R-1 | R-2 | R-L | R-Lsum | rep. 3-grams |\n|---|---:|---:|---:|---:|---:|\n" + table + "\n"),
+        command=command_line(__file__, argv), config=dict(vars(args), recipe=config.to_dict()),
+        measures=["benchmarks/cnndm_real.py", "dca_course/data/cnndm.py", *POINTER_GENERATOR_CODE])
     return out
 
 

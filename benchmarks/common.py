@@ -14,8 +14,10 @@ Import it before ``dca_course``.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import random
+import shlex
 import subprocess
 import sys
 import time
@@ -29,10 +31,9 @@ if str(ROOT) not in sys.path:
 import torch  # noqa: E402
 
 from dca_course.io import write_json, write_lines, write_text  # noqa: E402  (re-exported for the scripts)
-from dca_course.losses import coverage_loss, teacher_forced_nll  # noqa: E402
 
-__all__ = ["ROOT", "RESULTS", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
-           "write_report", "sync", "time_per_call", "StepTimer", "random_batches", "length_bucketed_batches"]
+__all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
+           "write_report", "write_result_json", "provenance", "command_line", "machine", "generated_by", "sync", "time_per_call", "StepTimer", "random_batches", "length_bucketed_batches"]
 
 
 # -- the machine -----------------------------------------------------------------------------------
@@ -52,9 +53,99 @@ def machine_speed() -> float | None:
 
 
 # -- results ---------------------------------------------------------------------------------------
-def write_report(folder: Path, name: str, data, markdown: str) -> tuple[Path, Path]:
-    """``folder/name.json`` (indented, sorted keys) and ``folder/name.md``, each written atomically."""
-    return write_json(Path(folder) / f"{name}.json", data), write_text(Path(folder) / f"{name}.md", markdown)
+#: The code a result measures (repository paths), for its provenance's ``measures``.
+TRAINING_CODE = ["dca_course/nn", "dca_course/losses.py", "dca_course/decoding.py", "dca_course/train.py",
+                 "dca_course/recipes/base.py", "dca_course/recipes/config.py", "dca_course/data/batching.py",
+                 "dca_course/data/vocab.py", "dca_course/metrics.py"]
+POINTER_GENERATOR_CODE = TRAINING_CODE + ["dca_course/models/pointer_generator.py", "dca_course/recipes/copying.py",
+                                          "dca_course/data/synthnews"]
+SUMMARIZER_CODE = POINTER_GENERATOR_CODE + ["dca_course/models/copynet.py", "dca_course/models/dca.py",
+                                            "dca_course/recipes/dca.py", "dca_course/data/agents.py"]
+DMN_CODE = TRAINING_CODE + ["dca_course/models/dmn.py", "dca_course/models/dmn_gate.py", "dca_course/models/dmn_match.py",
+                            "dca_course/models/dmn_eval.py", "dca_course/recipes/dmn.py", "dca_course/data/babi"]
+
+
+def repo_path(path) -> str:
+    """``path`` as results store it: relative to the repository (``../shared/data/babi`` for a
+    folder beside the checkout), never absolute, so that a results file names no home folder."""
+    return Path(os.path.relpath(Path(path).expanduser().resolve(), ROOT)).as_posix()
+
+
+def git_commit() -> tuple[str | None, bool]:
+    """(HEAD's commit, whether the checkout has uncommitted changes to tracked files); (None, False)
+    outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, cwd=ROOT, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None, False
+    return head.stdout.strip(), bool(dirty.stdout.strip())
+
+
+def command_line(script: str, argv=None) -> str:
+    """``python benchmarks/SCRIPT.py ARGS`` as it was run (``argv``: the arguments, default
+    ``sys.argv[1:]``), absolute paths made relative to the repository (see :func:`repo_path`)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    shown = [repo_path(a) if os.path.isabs(a) else a for a in map(str, args)]
+    return " ".join(["python", f"benchmarks/{Path(script).name}", *(shlex.quote(a) for a in shown)])
+
+
+def machine() -> dict:
+    """What the run ran on: processor, cores, torch's threads, the OS, Python, PyTorch, and the GPU."""
+    return {"cpu": cpu_name(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "system": platform.system(), "python": platform.python_version(), "torch": torch.__version__,
+            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+
+
+def provenance(command: str, config: dict | None, measures: list[str]) -> dict:
+    """What made a result: the commit (and whether the checkout had changes), the command, the
+    full configuration, the machine, the date, and ``measures``: the repository paths whose code
+    the result measures (``make results-status`` lists a result older than their last change)."""
+    commit, dirty = git_commit()
+    return {"commit": commit, "uncommitted_changes": dirty, "command": command,
+            "config": _relative(json.loads(json.dumps(config, default=str))) if config is not None else None,
+            "machine": machine(), "date": time.strftime("%Y-%m-%d", time.gmtime()), "measures": list(measures)}
+
+
+def _relative(obj):
+    """Absolute paths in a configuration made relative to the repository."""
+    if isinstance(obj, dict):
+        return {k: _relative(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_relative(v) for v in obj]
+    return repo_path(obj) if isinstance(obj, str) and os.path.isabs(obj) else obj
+
+
+def generated_by(command: str, notes: str | None = None) -> str:
+    """The line a generated Markdown file starts with (after its title)."""
+    line = f"Generated by `{command}`; do not edit: a new run rewrites this file."
+    if notes:
+        line += f" Hand-written notes on it: [{notes}]({notes})."
+    return line
+
+
+def with_generated_line(markdown: str, command: str, notes: str | None = None) -> str:
+    """``markdown`` with :func:`generated_by`'s line after its ``# title`` (or first)."""
+    lines = markdown.split("\n")
+    at = 2 if lines and lines[0].startswith("# ") else 0
+    return "\n".join(lines[:at] + [generated_by(command, notes), ""] + lines[at:])
+
+
+def write_result_json(path: Path, data: dict, *, command: str, config: dict | None, measures: list[str]) -> Path:
+    """``data`` with its ``provenance`` (:func:`provenance`) as indented JSON, atomically."""
+    return write_json(path, dict(data, provenance=provenance(command, config, measures)))
+
+
+def write_report(folder: Path, name: str, data, markdown: str, *, command: str, config: dict | None,
+                 measures: list[str]) -> tuple[Path, Path]:
+    """``folder/name.json`` (with its provenance) and ``folder/name.md`` (with its "Generated by"
+    line), each written atomically.  Hand-written notes live in ``name_notes.md`` beside them,
+    which no script writes; the Markdown links it when it is there."""
+    folder = Path(folder)
+    notes = f"{name}_notes.md" if (folder / f"{name}_notes.md").is_file() else None
+    return (write_result_json(folder / f"{name}.json", data, command=command, config=config, measures=measures),
+            write_text(folder / f"{name}.md", with_generated_line(markdown, command, notes)))
 
 
 # -- timing training steps -------------------------------------------------------------------------
@@ -95,10 +186,7 @@ class StepTimer:
     def step(self, batch):
         """Forward with teacher forcing, NLL (+ coverage loss), backward, clipping, Adam: the
         recipe's training step (its loss without the ``.item()`` calls)."""
-        out = self.model(batch, log_probs=False)
-        loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
-        if self.model.coverage:
-            loss = loss + self.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+        loss = self.recipe.loss(self.model, batch)[0]          # the recipe's loss, without its .item() calls
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)

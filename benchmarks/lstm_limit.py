@@ -32,7 +32,8 @@ import statistics
 from pathlib import Path
 
 import torch
-from common import StepTimer, length_bucketed_batches, time_per_call, write_json
+from common import (POINTER_GENERATOR_CODE, StepTimer, command_line, length_bucketed_batches, time_per_call,
+                    write_result_json)
 
 import dca_course
 from dca_course.nn.attention import reference_code
@@ -128,8 +129,9 @@ def main(argv=None) -> dict:
           f"medians {medians['model']} / {medians['lstm']} ms: {result['median_ratio']:.2f}x)")
     print(json.dumps(result, sort_keys=True))
     if args.out:
-
-        write_json(args.out / f"lstm_limit_{args.profile}.json", result)
+        write_result_json(args.out / f"lstm_limit_{args.profile}.json", result, command=command_line(__file__, argv),
+                          config=dict(vars(args), recipe=config.to_dict()),
+                          measures=["benchmarks/lstm_limit.py", "benchmarks/common.py", *POINTER_GENERATOR_CODE])
     return result
 
 

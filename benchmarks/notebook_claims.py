@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, machine_speed, write_json, write_text
+from common import ROOT, machine_speed, write_report
 from notebook_times import TIMES, load_times, update_times   # the notebook time table, which this script updates
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -153,10 +153,11 @@ def write_results(out_dir: Path, runs: list[dict], notebooks: list[Path], speed,
     audits = {nb.stem: audit(nb) for nb in notebooks}
     commands = [re.sub(r" --(?:out|log-dir) \S+", "", c) for c in commands]   # no scratch paths in results
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(out_dir / "notebook_claims.json",
-               {"command": " && ".join(commands), "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
-                "runs": runs, "claims": claims, "audit": audits})
-    write_text(out_dir / "notebook_claims.md", markdown(runs, claims, audits, speed, commands))
+    write_report(out_dir, "notebook_claims",
+                 {"command": " && ".join(commands), "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
+                  "runs": runs, "claims": claims, "audit": audits},
+                 markdown(runs, claims, audits, speed, commands), command=" && ".join(commands),
+                 config={"notebooks": [nb.name for nb in notebooks]}, measures=["notebooks", "dca_course"])
 
 
 def markdown(runs, claims, audits, speed, commands) -> str:

@@ -41,7 +41,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from common import StepTimer, length_bucketed_batches, write_report
+from common import POINTER_GENERATOR_CODE, StepTimer, command_line, length_bucketed_batches, write_report
 
 import dca_course
 from dca_course.data.cnndm import load_cnndm
@@ -191,7 +191,9 @@ def write_results(folder: Path, result: dict) -> None:
             f"batches of {result['batch_size']}, 400/100 tokens, the same 1,000 SynthNews articles.\n\n"
             "| system | encoder (per direction) | decoder | target tokens/s | ours / it |\n|---|---|---:|---:|---:|\n"
             + "\n".join(rows) + "\n")
-    write_report(folder, "opennmt_throughput", result, text)
+    write_report(folder, "opennmt_throughput", result, text, command=command_line(__file__, argv),
+                 config=dict(vars(args), recipe=timer.config.to_dict()),
+                 measures=["benchmarks/opennmt_throughput.py", "benchmarks/common.py", *POINTER_GENERATOR_CODE])
 
 
 if __name__ == "__main__":

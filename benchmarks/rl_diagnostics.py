@@ -44,7 +44,7 @@ from pathlib import Path
 
 import torch
 
-from common import cpu_name
+from common import SUMMARIZER_CODE, command_line, cpu_name, write_result_json
 
 from dca_course import seed_everything
 from dca_course.decoding import greedy
@@ -332,8 +332,8 @@ def main(argv=None) -> None:
     if args.out:
         meta = {"init": str(args.init), "data": state["data"], "machine": _cpu(), "torch": torch.__version__,
                 "threads": torch.get_num_threads(), "python": platform.python_version()}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+        write_result_json(args.out, {"meta": meta, "results": results}, command=command_line(__file__, argv),
+                          config=vars(args), measures=["benchmarks/rl_diagnostics.py", *SUMMARIZER_CODE])
         print(f"wrote {args.out}")
 
 

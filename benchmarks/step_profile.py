@@ -35,21 +35,18 @@ import time
 from pathlib import Path
 
 import torch
-from common import StepTimer, cpu_name, length_bucketed_batches, write_json, write_text
+from common import POINTER_GENERATOR_CODE, StepTimer, command_line, cpu_name, length_bucketed_batches, write_report
 from torch.profiler import ProfilerActivity, profile
 
 import dca_course
-from dca_course.losses import coverage_loss, teacher_forced_nll
 from dca_course.nn.attention import reference_code
 
 ROWS = 14   # operations shown per table
 
 
 def loss_of(timer: StepTimer, batch) -> torch.Tensor:
-    """The training loss of one batch: NLL + coverage loss (the forward pass)."""
-    out = timer.model(batch, log_probs=False)
-    loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
-    return loss + timer.config.coverage_weight * coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+    """The training loss of one batch, NLL + coverage loss (the forward pass): the recipe's."""
+    return timer.recipe.loss(timer.model, batch)[0]
 
 
 def cpu_seconds_per_step(timer: StepTimer, batches, reference: bool) -> float:
@@ -184,8 +181,7 @@ def compile_trial(B: int, S: int, A: int, D: int, calls: int = 50) -> dict:
 
 def markdown(result: dict) -> str:
     lines = [f"# Where a training step goes: pointer-generator + coverage ({result['profile']} profile, cpu)", "",
-             f"Produced by `python benchmarks/step_profile.py --profile {result['profile']} --steps "
-             f"{result['steps']} --rounds {result['rounds']}`; {result['machine']}, one thread. Batches of "
+             f"{result['steps']} steps, {result['rounds']} rounds; {result['machine']}, one thread. Batches of "
              f"{result['batch_size']} SynthNews articles of similar lengths (source {result['src_len']}, "
              f"target {result['tgt_len']} tokens on average).", "",
              "## Full training step, CPU ms (the two versions in turns, median over the rounds)", "",
@@ -274,10 +270,10 @@ def main(argv=None) -> dict:
     summary = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items() if k != "profiles"}
     print(json.dumps(summary, sort_keys=True, default=str))
     if args.out:
-
-        args.out.mkdir(parents=True, exist_ok=True)
-        write_text(args.out / "step_profile.md", markdown(result) + "\n")
-        write_json(args.out / "step_profile.json", summary)
+        write_report(args.out, "step_profile", summary, markdown(result) + "\n", command=command_line(__file__, argv),
+                     config=vars(args), measures=["benchmarks/step_profile.py", "benchmarks/common.py",
+                                                  *POINTER_GENERATOR_CODE, "dca_course/models/copynet.py",
+                                                  "dca_course/models/dca.py"])
     return result
 
 

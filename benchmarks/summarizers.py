@@ -33,7 +33,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import ROOT, write_report
+from common import ROOT, SUMMARIZER_CODE, command_line, write_report
 
 # suite -> [(row label, run folder name, train arguments, folder it starts from or None)];
 # {runs} is the seed's runs folder.  Train arguments "lead:N" / "first:N" are data baselines.
@@ -227,15 +227,15 @@ def main(argv=None) -> dict:
         "paired": diffs}
     seeds = ", ".join(map(str, args.seeds))
     text = (f"# Summarisers, suite `{args.suite}` ({args.profile} profile, {args.device})\n\n"
-            f"Produced by `python benchmarks/summarizers.py {args.suite} --seeds {' '.join(map(str, args.seeds))}`"
-            f" on {machine}; test split, beam search as the recipes evaluate. "
+            f"On {machine}; test split, beam search as the recipes evaluate. "
             + (f"Each cell: mean ± standard deviation over seeds {seeds} (each seed trains its own runs on its "
                f"own generated corpus); `{args.suite}.json` holds every run.\n\n" if len(args.seeds) > 1 else "\n\n")
             + md + "\n")
     if diffs:
         text += "\nPaired differences, each seed's runs against each other:\n\n" + paired_table(diffs, args.seeds) + "\n"
     text += "\nCommands (S: the seed; RUNS: the runs folder):\n\n```\n" + "\n".join(commands) + "\n```\n"
-    write_report(args.out, args.suite, summary, text)
+    write_report(args.out, args.suite, summary, text, command=command_line(__file__, argv), config=vars(args),
+                 measures=["benchmarks/summarizers.py", *SUMMARIZER_CODE])
     return results
 
 

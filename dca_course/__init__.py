@@ -59,7 +59,7 @@ def _keep_freed_memory() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024)) and bool(mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024))
 
 
-KEPT_FREED_MEMORY = _keep_freed_memory()
+_keep_freed_memory()
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,6 @@
 """The command line: ``python -m dca_course`` (also installed as ``dca-course``).
 
-    train MODEL --data SPEC [--profile fast|full] [--device auto|cpu|cuda] [--seed N] [--out DIR]
+    train MODEL --data SPEC [--profile fast|full|NAME] [--device auto|cpu|cuda] [--seed N] [--out DIR]
     evaluate DIR --data SPEC [--split test]
     score --pred FILE --ref FILE [--sents]
     data generate babi --task N --out DIR | data generate synthnews [--long] --out DIR
@@ -17,20 +17,24 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 from . import device as pick_device
 from . import seed_everything
 from .recipes import CONFIGS
-from .recipes.config import add_config_flags, config_overrides
+from .recipes.config import add_config_flags, config_overrides, flag_name
 from .data.specs import spec_kind
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
 from .errors import InputError
-from .io import write_lines
+from .io import text_lines, write_lines
 from .train import dist_info, distributed_device
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(model: str | None = None) -> argparse.ArgumentParser:
+    """The command line.  With ``model`` (``train MODEL ...``), ``train`` has that model's flags
+    only, with its own help (``train dmn --help``); without, every model's."""
+    configs = {model: CONFIGS[model]} if model else CONFIGS
     parser = argparse.ArgumentParser(prog="dca-course", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="on an input error, show the traceback too")
@@ -41,8 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
                            epilog="data specs:\n" + data_choices())
     train.add_argument("model", choices=list(MODELS), help="which model")
     train.add_argument("--data", required=True, help="data spec (see below)")
-    train.add_argument("--profile", default="fast", choices=["fast", "full"],
-                       help="fast: CPU-sized (default); full: the paper's sizes")
+    named = sorted({n for c in CONFIGS.values() for n in c.NAMED})
+    train.add_argument("--profile", default="fast", metavar="PROFILE",
+                       help="fast: CPU-sized (default); full: the paper's sizes; a model's own: "
+                            + "; ".join(f"{n} ({', '.join(m for m, c in CONFIGS.items() if n in c.NAMED)}: "
+                                        f"{next(c.NAMED[n][2] for c in CONFIGS.values() if n in c.NAMED)})"
+                                        for n in named))
     train.add_argument("--device", default="auto", help="auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", type=Path, default=None, help="run folder (default runs/MODEL-DATA-seedN)")
@@ -51,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
     # one flag per knob of the models' configurations (`profiles MODEL` shows their values)
-    add_config_flags(train.add_argument_group("model options (default: the profile's)"), CONFIGS)
+    add_config_flags(train.add_argument_group(f"{model or 'model'} options (default: the profile's)"), configs)
 
     evaluate = sub.add_parser("evaluate", help="evaluate a trained run folder and print metrics as JSON")
     evaluate.add_argument("run", type=Path, help="run folder written by train (holds last.pt)")
@@ -107,7 +115,7 @@ def cmd_train(args) -> int:
     overrides = config_overrides(args, recipe_cls.config_class, CONFIGS, args.model)
     config = recipe_cls.config_class.from_profile(args.profile, overrides)
     recipe_cls.check_kind(spec_kind(args.data), args.data)     # refuse a pair before loading the data
-    data = load_data(args.data, config.profile, args.seed)
+    data = load_data(args.data, config.data_profile, args.seed)
     if args.limit_train:
         data.limit_train(args.limit_train)
     out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
@@ -129,7 +137,7 @@ def cmd_evaluate(args) -> int:
     # the data it trained on, rebuilt with the same profile and seed (or another spec)
     spec = args.data or state["data"]
     recipe.check_kind(spec_kind(spec), spec)
-    data = load_data(spec, recipe.config.profile, int(state.get("seed", 0)))
+    data = load_data(spec, recipe.config.data_profile, int(state.get("seed", 0)))
     _print_json(recipe.evaluate(model, vocab, data, args.split, device))
     return 0
 
@@ -139,8 +147,7 @@ class ScoreError(InputError):
 
 
 def _read_summaries(path: Path, sents: bool) -> list[str]:
-    with open(path, encoding="utf-8") as fh:
-        lines = [line.rstrip("\r\n") for line in fh]
+    lines = [text for _, text in text_lines(path)]     # not UTF-8, NUL bytes: FILE:LINE: one line
     return [line.replace("\t", "\n") for line in lines] if sents else lines
 
 
@@ -150,7 +157,8 @@ def cmd_score(args) -> int:
     preds = _read_summaries(args.pred, args.sents)
     refs = _read_summaries(args.ref, args.sents)
     if len(preds) != len(refs):
-        raise ScoreError(f"{args.pred} has {len(preds)} lines but {args.ref} has {len(refs)}: "
+        (short, n_short), (long, n_long) = sorted([(args.pred, len(preds)), (args.ref, len(refs))], key=lambda x: x[1])
+        raise ScoreError(f"{short}:{n_short + 1}: the file ends here, but {long} has {n_long} lines: "
                          "they must hold one example a line, in the same order")
     result = {k: round(v, 4) for k, v in rouge(preds, refs).items()}
     result.update(n=len(refs), pred=str(args.pred), ref=str(args.ref), sents=bool(args.sents))
@@ -212,9 +220,28 @@ def cmd_profiles(args) -> int:
     return 0
 
 
+def _train_model(argv: list) -> str | None:
+    """The MODEL of ``train MODEL ...`` (options may come before ``train``), else None."""
+    words = [w for w in argv if not w.startswith("-")]
+    return words[1] if len(words) > 1 and words[0] == "train" and words[1] in MODELS else None
+
+
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    model = _train_model(argv)
+    parser = build_parser(model)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        flags = [u.split("=")[0] for u in unknown if u.startswith("--")]
+        others = {spelling for name, config in CONFIGS.items() if name != model     # another model's flags
+                  for f in fields(config) if f.metadata.get("flag", True)
+                  for spelling in (flag_name(f.name), *f.metadata["flags"], "--no-" + f.name.replace("_", "-"))}
+        foreign = sorted(f for f in flags if f in others)
+        if model and foreign and not getattr(args, "debug", False):
+            print(f"dca-course: error: model {model!r} has no option {', '.join(foreign)} "
+                  f"(`python -m dca_course profiles {model}` lists its knobs)", file=sys.stderr)
+            return 2
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data,
                 "profiles": cmd_profiles}
     try:

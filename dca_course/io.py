@@ -17,7 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
-__all__ = ["atomic_write", "write_text", "write_json", "write_lines"]
+from .errors import InputError
+
+__all__ = ["atomic_write", "write_text", "write_json", "write_lines", "TextFileError", "text_lines"]
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
@@ -61,3 +63,31 @@ def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> Path:
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(line + "\n" for line in lines)
     return atomic_write(path, write)
+
+
+# -- reading text files a user gives -------------------------------------------------------------
+class TextFileError(InputError):
+    """A text file that is not UTF-8 text, or holds a NUL byte; the message starts ``FILE:LINE:``."""
+
+
+def text_lines(path: str | os.PathLike, start: int = 0) -> Iterable[tuple[int, str]]:
+    """``(line number, text)`` for every line of a UTF-8 text file from line ``start + 1`` on,
+    read in binary and decoded line by line, so that a bad line is named, not just the file.
+
+    Lines end at ``\n`` only (a ``\r`` before it is dropped: CRLF files read as LF files); a last
+    line without a newline is read like the others.  Bytes that are not UTF-8, and a NUL byte
+    (a binary or half-written file), raise :class:`TextFileError` ``FILE:LINE: ...``."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if lineno <= start:
+                continue
+            nul = raw.find(b"\0")
+            if nul >= 0:
+                raise TextFileError(f"{path}:{lineno}: a NUL byte at column {nul + 1}: not a text "
+                                    "file (binary, or written only in part)")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise TextFileError(f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                                    f"{exc.start + 1}); save the file as UTF-8") from None
+            yield lineno, text.rstrip("\n").rstrip("\r")

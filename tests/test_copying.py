@@ -467,7 +467,16 @@ def test_copying_recipe_trains_evaluates_and_restores(tmp_path, model, extra):
     assert result["epochs"] == 1 + extra.get("coverage_epochs", 0)
     recipe, restored, vocab, state = load_run(tmp_path, torch.device("cpu"))
     if model == "pointer-generator":
-        assert restored.coverage and state["history"][-1]["cov_loss"] >= 0
+        assert restored.coverage and "cov_loss" in state["history"][-1]
+        # With v = 0 the attention is uniform over the real source words, so the coverage before step
+        # t is t/L on each of them and eq. (12)'s term is sum_i min(1/L, t/L) = 1 for t >= 1, 0 at t = 0:
+        # the recipe's cov_loss is (sum_b (T_b - 1)) / (sum_b T_b) over the batch's real target tokens.
+        with torch.no_grad():
+            restored.attention.v.weight.zero_()
+        batch = recipe.make_batch(data.test, vocab)
+        _, stats = recipe.loss_fn(restored, batch)
+        lengths = batch.tgt_mask.sum(1).tolist()
+        assert stats["cov_loss"] == pytest.approx((sum(lengths) - len(lengths)) / sum(lengths), abs=1e-6)
     recipe.check_data(data)
     again = recipe.evaluate(restored, vocab, data, "test", torch.device("cpu"))
     assert again["rouge1"] == pytest.approx(result["rouge1"])

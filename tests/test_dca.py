@@ -580,6 +580,7 @@ def test_recipe_leave_one_out_baseline_needs_no_greedy_summary(intermediate):
     with pytest.raises(SpecError, match="rl-samples"):
         DCAConfig.from_profile("fast", {"rl": True, "rl_samples": 1})             # loo is the default
     assert DCAConfig.from_profile("fast", {"rl": True, "rl_samples": 1, "baseline": "greedy"}).baseline == "greedy"
+    assert DCAConfig.from_profile("fast", {"rl_samples": 1}).rl_samples == 1      # without --rl nothing is sampled
     assert (DCARecipe.profiles["fast"]["baseline"], DCARecipe.profiles["fast"]["gamma"]) == ("loo", 0.9984)
     vocab, batch, model = _setup(context_layers=1)
     recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=3, max_decode=6, baseline="loo",
@@ -639,9 +640,63 @@ def test_rl_diagnostics_script_runs_on_a_tiny_model(load_benchmark):
     row = res["steps"][0]
     for key in ("reward_sample", "reward_greedy", "pos_greedy", "pos_loo", "g_rl", "g_mle", "entropy"):
         assert row[key] == row[key]                                    # measured (not NaN)
-    assert row["g_rl_tok"] == pytest.approx(row["g_rl"]) and row["g_mle_tok"] == pytest.approx(row["g_mle"])
     assert set(res["variance"]["first"]) == {"draws", "none", "greedy", "loo"}
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))   # it took steps
     res["summary"] = bench.summarise(res)
     assert "leave-one-out" in bench.table([res]) and 0 <= res["valid"]["after"] <= 1
     assert len(res["valid"]["scores_after"]) == 2 and "se" in res["valid"]["change"]
+
+
+def test_rl_diagnostics_converts_a_sequence_reduced_gradient_to_the_per_token_one(load_benchmark):
+    """``g_rl_tok``/``g_mle_tok`` under ``reduction="sequence"`` are the norms the per-token
+    reduction gives on the same first step (same weights, same seed, so the same samples),
+    measured directly by a run with ``reduction="token"``; and they differ from the sums'."""
+    import copy
+
+    from dca_course.recipes import DCAConfig, DCARecipe
+
+    bench = load_benchmark("rl_diagnostics")
+    vocab, _, model = _setup(context_layers=1)
+    rows = {}
+    for reduction in ("token", "sequence"):
+        recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=2, rl_batch_size=3,
+                                                               max_decode=5)))
+        recipe._vocab = vocab
+        res = bench.diagnose(recipe, copy.deepcopy(model), _examples(), steps=1, gamma=0.9984,
+                             reduction=reduction, baseline="loo")
+        rows[reduction] = res["steps"][0]
+    tok, seq = rows["token"], rows["sequence"]
+    assert seq["g_rl_tok"] == pytest.approx(tok["g_rl"], rel=1e-5)
+    assert seq["g_mle_tok"] == pytest.approx(tok["g_mle"], rel=1e-5)
+    assert seq["g_rl"] != pytest.approx(tok["g_rl"], rel=1e-3)          # the sums' norms are another scale
+    assert seq["g_mle"] != pytest.approx(tok["g_mle"], rel=1e-3)
+
+
+def test_rl_samples_one_is_accepted_without_rl_on_the_command_line(tmp_path, capsys):
+    from dca_course.__main__ import build_parser
+    from dca_course.recipes import CONFIGS, DCAConfig
+    from dca_course.recipes.config import config_overrides
+
+    args = build_parser().parse_args(["train", "dca", "--data", "synthnews-long:8", "--rl-samples", "1"])
+    assert DCAConfig.from_profile("fast", config_overrides(args, DCAConfig, CONFIGS, "dca")).rl_samples == 1
+
+
+@pytest.mark.parametrize("discount", [1.0, 0.5, 0.0])
+def test_the_intermediate_reward_discount_is_a_knob(discount):
+    """``--reward-discount`` reaches every sentence's return: with the greedy baseline a word of
+    sentence q is credited with G_q = sum_{q' >= q} discount^(q' - q) r(y_q') less the greedy
+    summary's G_q; the default 1 keeps the undiscounted reward to go."""
+    from dca_course.recipes import DCAConfig, DCARecipe
+
+    assert DCAConfig().reward_discount == 1.0
+    ref = "zorvik won the match .\npello said the team was happy ."
+    sample = "zorvik won the match . pello was happy .".split()
+    greedy_words = "pello said .".split()
+    recipe = DCARecipe(DCAConfig.from_profile("fast", dict(intermediate_rewards=True, reward_discount=discount)))
+    draw = {"lp": torch.zeros(1, len(sample) + 1), "k": 1, "samples": [sample], "greedy": [greedy_words],
+            "refs": [ref]}
+    adv = recipe.rl_advantages(draw, "greedy")[0].tolist()
+    d_s, d_g = intermediate_rewards(sample, ref), intermediate_rewards(greedy_words, ref)
+    first = d_s[0] + discount * d_s[1] - d_g[0]                    # sentence 1: G_1(sample) - G_1(greedy)
+    second = d_s[1] - 0.0                                          # greedy has no sentence 2
+    assert adv[:5] == pytest.approx([first] * 5) and adv[5:] == pytest.approx([second] * 5)   # its 4 words and </s>

@@ -212,8 +212,17 @@ def test_cli_train_then_evaluate_a_run(tmp_path, capsys):
 
 def test_memory_update_variants_and_bad_options():
     _, _, model, batch = _setup("dmn+", memory_update="relu")
+    # hand-set pass 1's layer: W^1 = 0, b^1 = (-1, 2, -3, 4, ...), so m^1 = ReLU(b^1) = (0, 2, 0, 4, ...)
+    # for every story, whatever the episode read; pass 2 keeps its own (untied) random weights
+    bias = torch.tensor([(i + 1.0) * (-1) ** (i + 1) for i in range(10)])
+    with torch.no_grad():
+        model.memory_layers[0].weight.zero_()
+        model.memory_layers[0].bias.copy_(bias)
     out = model(batch)
-    assert out["memories"].shape == (2, 3, 10) and (out["memories"][:, 1:] >= 0).all()   # ReLU layer
+    assert out["memories"].shape == (2, 3, 10)
+    expected = torch.tensor([0.0, 2, 0, 4, 0, 6, 0, 8, 0, 10])
+    assert torch.equal(out["memories"][:, 1], expected.expand(2, -1))
+    assert not torch.equal(out["memories"][:, 2], out["memories"][:, 1])      # pass 2: its own W^2, b^2
     for bad in (dict(variant="dmn++"), dict(answer="words"), dict(input_module="cnn"), dict(memory_update="lstm"),
                 dict(passes=0)):
         with pytest.raises(ValueError):
@@ -538,3 +547,74 @@ def test_evaluate_dmn_never_credits_unk_for_an_answer_outside_the_vocabulary():
     unseen = BabiExample(story=short.story, question=short.question, answer=["zanzibar"], supporting=[0], task=1)
     assert "zanzibar" not in vocab.stoi
     assert evaluate_dmn(SaysUnk(), [unseen], vocab)["accuracy"] == 0.0
+
+
+def test_a_checkpoint_of_an_earlier_version_with_retired_options_still_loads():
+    """``share_gru`` and ``gate_size`` are gone (nothing set them); a saved ``model_config`` that
+    holds them at the values the model now always uses loads, any other value is refused."""
+    from dca_course.recipes import DMNConfig, DMNRecipe
+    from dca_course.recipes.config import SpecError
+
+    _, vocab, model, batch = _setup()
+    recipe = DMNRecipe(DMNConfig())
+    old = dict(model.config, share_gru=True, gate_size=None)
+    again = recipe.model_from_config(old)
+    again.load_state_dict(model.state_dict())
+    assert torch.equal(again(batch)["logits"], model(batch)["logits"])
+    with pytest.raises(SpecError, match="share_gru=False"):
+        recipe.model_from_config(dict(model.config, share_gru=False))
+    with pytest.raises(TypeError):
+        DMN(10, 4, 4, share_gru=True)
+
+
+# -- the babi-1k profile: the headline run from the command line ---------------------------------
+def test_babi_1k_profile_holds_the_stored_headline_runs_settings():
+    """``--profile babi-1k`` is the model and training of benchmarks/results/babi_real_1k.json: every
+    knob its settings record has the profile's value (the rest of its settings are the loop's)."""
+    from pathlib import Path
+
+    from dca_course.recipes import DMNConfig
+
+    stored = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/babi_real_1k.json").read_text())
+    config = DMNConfig.from_profile("babi-1k")
+    knobs = {k: v for k, v in stored["settings"].items() if k in DMNConfig.field_names()}
+    assert len(knobs) >= 20 and {k: getattr(config, k) for k in knobs} == knobs
+    assert config.profile == "babi-1k" and config.data_profile == "full"
+    assert DMNConfig.from_profile("babi-1k", {"hidden_size": 16}).hidden_size == 16
+
+
+def test_babi_1k_is_the_dmns_own_profile_on_the_command_line(tmp_path, capsys):
+    assert main(["train", "seq2seq", "--data", "toy:dates", "--profile", "babi-1k", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown profile 'babi-1k' for this model; choose from fast, full" in err[0]
+    folder = tmp_path / "babi"
+    assert main(["data", "generate", "babi", "--task", "1", "--train", "40", "--test", "10", "--out", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["train", "dmn", "--data", f"babi:{folder}:1", "--profile", "babi-1k", "--epochs", "1",
+                 "--hidden-size", "8", "--emb-size", "8", "--device", "cpu", "--quiet", "--out",
+                 str(tmp_path / "run")]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["profile"] == "babi-1k" and result["variant"] == "dmn+" and result["input_module"] == "fusion"
+    assert main(["evaluate", str(tmp_path / "run"), "--device", "cpu"]) == 0       # the data rebuilt from the run
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["accuracy"] == result["accuracy"]
+
+
+def test_babi_real_trains_what_the_command_line_trains(load_benchmark, monkeypatch, tmp_path, capsys):
+    """benchmarks/babi_real.py is a loop around the recipe: a task's run gets the configuration and
+    data that `train dmn --data babi:PATH:TASK --profile babi-1k [flags]` gets."""
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    folder = tmp_path / "babi"
+    assert main(["data", "generate", "babi", "--task", "1", "--train", "20", "--test", "5", "--out", str(folder)]) == 0
+    seen = []
+
+    def fake_train(self, data, device, out, **kwargs):
+        seen.append((self.config, data.spec, len(data.train), kwargs["seed"]))
+        return {"accuracy": 1.0, "val_accuracy": 1.0, "train_seconds": 0.0}
+
+    monkeypatch.setattr(DMNRecipe, "train", fake_train)
+    babi_real = load_benchmark("babi_real")
+    babi_real._train_once(1, str(folder), {"hidden_size": 16}, tmp_path / "run", seed=3)
+    config, spec, n_train, seed = seen[0]
+    assert config == DMNConfig.from_profile("babi-1k", {"hidden_size": 16})
+    assert (spec, n_train, seed) == (f"babi:{folder}:1", 20, 3)

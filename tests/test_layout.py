@@ -1,5 +1,6 @@
 """The library's shape: no module over 500 lines (the SynthNews template data aside), no import
-cycles between modules, and no registry that a plugin import has to fill first."""
+cycles between modules, the layer rule (a module imports only from its own layer and the ones
+below it, today's exceptions named), and no registry that a plugin import has to fill first."""
 from __future__ import annotations
 
 import ast
@@ -34,6 +35,96 @@ def module_level_imports(name: str, path: Path, names: dict) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {m for m in found if m in names and m != name}
+
+
+def all_imports(name: str, path: Path, names: dict) -> set[str]:
+    """The package modules that ``name`` imports anywhere in its file (inside functions too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                found.add(full if full in names else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m in names and m != name}
+
+
+# The layers, lowest first: data -> nn -> models -> losses/train -> recipes -> CLI, on top of the
+# basics every layer may use.  A module imports from its own layer and the ones below it only.
+LAYERS = [
+    ("basics", ("dca_course", "errors", "io", "outputs", "metrics")),
+    ("data", ("data",)),
+    ("nn", ("nn",)),
+    ("models", ("models",)),
+    ("losses/train", ("losses", "decoding", "train")),
+    ("recipes", ("recipes", "registry")),
+    ("CLI", ("__main__",)),
+]
+# Beside the layers: the notebooks' helpers, which may import any layer and which no layer imports.
+BESIDE = ("viz", "exercises", "gpu", "device_check")
+# Today's exceptions, each with its reason.  Remove an entry when the import goes (a test says so).
+ALLOWED = {
+    ("dca_course.data.vocab", "dca_course.nn.copying"): "ids >= V are a batch's source OOVs: extended_to_vocab",
+    ("dca_course.data.batching", "dca_course.nn.copying"): "the decoder's inputs map OOV ids to <unk>",
+    ("dca_course.data.agents", "dca_course.nn.copying"): "the same, for the DCA's batches",
+    ("dca_course.models.pointer_generator", "dca_course.decoding"): "forward() is decoding.teacher_forcing",
+    ("dca_course.models.copynet", "dca_course.decoding"): "forward() is decoding.teacher_forcing",
+    ("dca_course.models.dca", "dca_course.decoding"): "forward() is decoding.teacher_forcing",
+    ("dca_course", "dca_course.device_check"): "setup() and device() turn the device check on",
+    ("dca_course", "dca_course.viz"): "setup() sets the plot defaults",
+}
+
+
+def layer_of(module: str) -> int | None:
+    """The layer's index, ``None`` for a module beside the layers; a module in none is an error."""
+    top = module.split(".")[1] if "." in module else "dca_course"
+    if top in BESIDE:
+        return None
+    for i, (_, tops) in enumerate(LAYERS):
+        if top in tops:
+            return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS (or BESIDE) in tests/test_layout.py")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """(importer, imported) pairs that break the layer rule."""
+    bad = set()
+    for importer, imported in graph.items():
+        mine = layer_of(importer)
+        for target in imported:
+            theirs = layer_of(target)
+            if mine is None:                      # beside: anything
+                continue
+            if theirs is None or theirs > mine:   # a layer importing a helper, or a higher layer
+                bad.add((importer, target))
+    return bad
+
+
+def import_graph() -> dict[str, set[str]]:
+    names = module_names()
+    return {n: all_imports(n, p, names) for n, p in names.items()}
+
+
+def test_layer_rule():
+    bad = layer_violations(import_graph()) - set(ALLOWED)
+    assert not bad, "imports against the layer rule (data -> nn -> models -> losses/train -> recipes -> CLI): " + \
+        ", ".join(f"{a} imports {b}" for a, b in sorted(bad))
+
+
+def test_every_allowed_exception_is_still_needed():
+    stale = set(ALLOWED) - layer_violations(import_graph())
+    assert not stale, f"no longer imported (remove from ALLOWED): {sorted(stale)}"
+
+
+def test_the_layer_rule_catches_an_upward_import():
+    graph = {"dca_course.data.vocab": {"dca_course.models.dmn"}, "dca_course.models.dmn": {"dca_course.data.vocab"},
+             "dca_course.viz": {"dca_course.recipes.base"}, "dca_course.losses": {"dca_course.viz"}}
+    assert layer_violations(graph) == {("dca_course.data.vocab", "dca_course.models.dmn"),
+                                       ("dca_course.losses", "dca_course.viz")}
 
 
 def test_no_module_over_500_lines():

@@ -129,8 +129,8 @@ def test_model_against_every_kind_of_data(model, small_data, tmp_path, capsys, m
 
 
 def test_seq2seq_on_synthnews_refuses_at_once_from_a_shell():
-    """The pair a learner coming from notebook 02 tries (18.6 minutes for ROUGE-2 0 before it was
-    refused): one line naming the attention baseline for summaries, before any data is made."""
+    """The pair a learner coming from notebook 02 tries: one line naming the attention baseline
+    for summaries, before any data is made."""
     started = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "dca_course", "train", "seq2seq", "--data", "synthnews",
                         "--profile", "fast", "--device", "cpu"], capture_output=True, text=True)

@@ -202,3 +202,79 @@ def test_decode_lengths_are_resolved_from_the_data_and_saved(tmp_path):
     assert (resolved.min_decode, resolved.max_decode) == (20, 80)
     assert resolved.for_data(Dataset("e", "summaries", [], [], [])) == resolved
     assert (config.for_data(Dataset("e", "summaries", [], [], [])).max_decode) == 100
+
+
+def test_seq2seq_checkpoint_config_of_an_earlier_version_loads():
+    from dca_course.models import Seq2Seq
+    from dca_course.recipes import Seq2SeqConfig, Seq2SeqRecipe
+    from dca_course.recipes.config import SpecError
+
+    recipe = Seq2SeqRecipe(Seq2SeqConfig())
+    model = recipe.model_from_config(dict(vocab_size=9, emb_size=4, hidden_size=6, attn_size=None, dropout=0.0,
+                                          pad_id=0))
+    assert isinstance(model, Seq2Seq) and model.config == dict(vocab_size=9, emb_size=4, hidden_size=6, pad_id=0)
+    with pytest.raises(SpecError, match="dropout=0.2"):
+        recipe.model_from_config(dict(vocab_size=9, emb_size=4, hidden_size=6, dropout=0.2))
+
+
+# -- one source for a model's defaults -----------------------------------------------------------
+#: Whose values a model's constructor defaults are: the papers' sizes (the ``full`` profile) for the
+#: summarisers and seq2seq, the ``fast`` profile for the two small models of notebooks 01 and 03.
+CONSTRUCTOR_PROFILE = {"seq2seq": "full", "gru-lm": "fast", "copynet": "full", "pointer-generator": "full",
+                       "dca": "full", "dmn": "fast"}
+#: Where they differ on purpose, and why.
+DIFFERENT = {
+    ("pointer-generator", "input_feeding"): "the constructor builds See et al.'s code (notebook 05 teaches it); the "
+                                            "recipes leave input feeding out (benchmarks/results/README.md)",
+    ("dmn", "passes"): "the recipe's dmn_passes 0 means one pass per supporting fact, resolved from the data",
+    ("dmn", "answer"): "the recipe's answer 'auto' is resolved from the training answers",
+}
+
+
+def _constructor_defaults_against_the_recipes():
+    import inspect
+
+    from dca_course.recipes import MODELS
+
+    for name, recipe in MODELS.items():
+        config = recipe.config_class.from_profile(CONSTRUCTOR_PROFILE[name])
+        for p in inspect.signature(recipe.model_class.__init__).parameters.values():
+            knob = next((k for k in (p.name, f"dmn_{p.name}") if hasattr(config, k)), None)
+            if knob is not None and p.default is not inspect.Parameter.empty:
+                yield name, p.name, p.default, getattr(config, knob)
+
+
+def test_a_models_constructor_defaults_are_its_recipes_values():
+    differ = {(name, param) for name, param, default, value in _constructor_defaults_against_the_recipes()
+              if default != value}
+    assert differ - set(DIFFERENT) == set(), "constructor defaults that are not the recipe's: " + str(
+        sorted(differ - set(DIFFERENT)))
+    assert set(DIFFERENT) <= differ, f"no longer different (remove from DIFFERENT): {set(DIFFERENT) - differ}"
+    checked = list(_constructor_defaults_against_the_recipes())
+    assert len(checked) >= 25 and {name for name, *_ in checked} == set(CONSTRUCTOR_PROFILE)
+
+
+def test_no_configuration_is_more_than_one_level_below_recipe_config():
+    from dca_course.recipes import CONFIGS, RecipeConfig
+
+    for name, config in CONFIGS.items():
+        assert [c for c in config.__mro__ if c is not object] == [config, RecipeConfig], name
+
+
+def test_train_model_help_lists_that_models_knobs_with_help_written_for_it():
+    from dataclasses import fields
+
+    from dca_course.__main__ import build_parser
+    from dca_course.recipes import CONFIGS
+
+    others = {"seq2seq": ["pointer-generator", "copynet", "dca", "summaris"],
+              "gru-lm": ["encoder", "summar", "pointer"], "copynet": ["pointer-generator", "dca", "lstm"],
+              "pointer-generator": ["copynet", "dca", "agents"], "dca": ["copynet", "pointer-generator"],
+              "dmn": ["summar", "pointer", "copynet", "dca"]}
+    for name, config in CONFIGS.items():
+        train = build_parser(name)._subparsers._group_actions[0].choices["train"]
+        knob_dests = {f.name for c in CONFIGS.values() for f in fields(c)}
+        dests = {a.dest for a in train._actions} & knob_dests - {"profile"}
+        assert dests == {f.name for f in fields(config) if f.metadata["flag"]}, name
+        for f in fields(config):
+            assert not any(word in f.metadata["help"].lower() for word in others[name]), (name, f.name)

@@ -27,6 +27,8 @@ import warnings
 from itertools import islice
 from typing import Iterable, Sequence
 
+from ..errors import InputError
+from ..io import text_lines
 from .examples import Example
 
 __all__ = [
@@ -152,8 +154,7 @@ def read_story_folder(folder, limit: int | None = None) -> list[Example]:
     for path in paths:
         if limit is not None and len(out) >= limit:
             break
-        with open(path, encoding="utf-8", errors="replace") as f:
-            ex = parse_story(f.read(), id=os.path.splitext(os.path.basename(path))[0])
+        ex = parse_story(_story_text(path), id=os.path.splitext(os.path.basename(path))[0])
         if ex is None:
             skipped += 1
         else:
@@ -163,7 +164,25 @@ def read_story_folder(folder, limit: int | None = None) -> list[Example]:
     return out
 
 
+def _story_text(path) -> str:
+    """A ``.story`` file's text.  Bytes that are not UTF-8 become U+FFFD (the text around them is
+    kept, as the CNN download's stories are read elsewhere); a NUL byte (a binary or half-written
+    file) raises :class:`LineFileError` ``FILE:LINE:``."""
+    with open(path, "rb") as f:
+        data = f.read()
+    nul = data.find(b"\0")
+    if nul >= 0:
+        lineno = data.count(b"\n", 0, nul) + 1
+        raise LineFileError(f"{path}:{lineno}: a NUL byte: not a text file "
+                            "(binary, or written only in part)")
+    return data.decode("utf-8", errors="replace")
+
+
 # -- line files ----------------------------------------------------------------------------
+class LineFileError(InputError):
+    """CNN/DailyMail files that cannot be read as examples; the message starts ``FILE:LINE:`` or ``FILE:``."""
+
+
 def count_lines(path) -> int:
     """Number of lines in a file (a last line without a newline counts), read in blocks."""
     n, last = 0, b"\n"
@@ -198,31 +217,32 @@ def read_line_files(source_path, target_path, limit: int | None = None, start: i
     target ending in ``.tsv``, or with TABs, has one sentence per TAB-separated field;
     otherwise it is split like the source.  Ids are ``{file stem}-{line}`` (1-based).
 
-    Raises ``ValueError`` if the two files have different numbers of lines, or if a line
-    that is read is empty (the message names the file and line).
+    Raises :class:`LineFileError` (an :class:`InputError`: one line ``FILE:LINE: ...``) if the two
+    files have different numbers of lines, or if a line that is read is empty, not UTF-8 or holds
+    a NUL byte.  CRLF line ends read as LF ones; a last line without a newline is read.
     """
     source_path, target_path = os.fspath(source_path), os.fspath(target_path)
     if start < 0 or (limit is not None and limit < 0):
         raise ValueError(f"start and limit must be >= 0, got start={start}, limit={limit}")
     n_src, n_tgt = count_lines(source_path), count_lines(target_path)
     if n_src != n_tgt:
-        raise ValueError(f"{source_path} has {n_src:,} lines but {target_path} has {n_tgt:,}: "
-                         "the files must hold the same examples line by line")
+        (short, n_short), (long, n_long) = sorted([(source_path, n_src), (target_path, n_tgt)], key=lambda x: x[1])
+        raise LineFileError(f"{short}:{n_short + 1}: the file ends here, but {long} has {n_long:,} lines: "
+                            "the files must hold the same examples line by line")
     tsv = target_path.endswith(".tsv")
     stem = os.path.basename(source_path).split(".")[0]
     stop = None if limit is None else start + limit
     out = []
-    with open(source_path, encoding="utf-8") as fs, open(target_path, encoding="utf-8") as ft:
-        for offset, (src, tgt) in enumerate(islice(zip(fs, ft), start, stop)):
-            lineno = start + offset + 1
-            src, tgt = src.rstrip("\n"), tgt.rstrip("\n")
-            for path, line in ((source_path, src), (target_path, tgt)):
-                if not line.strip():
-                    raise ValueError(f"{path}:{lineno}: empty line")
-            paragraphs = _source_example(src)
-            sents = _target_sents(tgt, tsv or "\t" in tgt)
-            out.append(Example.from_document(paragraphs, sents, id=f"{stem}-{lineno}",
-                                             meta={"dataset": "cnndm", "line": lineno}))
+    lines = zip(text_lines(source_path, start), text_lines(target_path, start))
+    for (lineno, src), (_, tgt) in islice(lines, 0, None if stop is None else stop - start):
+        for path, line in ((source_path, src), (target_path, tgt)):
+            if not line.strip():
+                raise LineFileError(f"{path}:{lineno}: empty line (one example a line: an article in "
+                                    ".source, its summary in .target)")
+        paragraphs = _source_example(src)
+        sents = _target_sents(tgt, tsv or "\t" in tgt)
+        out.append(Example.from_document(paragraphs, sents, id=f"{stem}-{lineno}",
+                                         meta={"dataset": "cnndm", "line": lineno}))
     return out
 
 

@@ -1,139 +1,67 @@
-"""Dynamic Memory Networks (Kumar et al. 2016, "Ask Me Anything: Dynamic Memory Networks for
-Natural Language Processing"), with the attention of DMN+ (Xiong et al. 2016, "Dynamic Memory
-Networks for Visual and Textual Question Answering") as an option.
+"""Dynamic Memory Networks (Kumar et al. 2016, "Ask Me Anything"), with the episodic memory of
+DMN+ (Xiong et al. 2016, "Dynamic Memory Networks for Visual and Textual Question Answering") as
+an option.  Equations and choices; what they measured is in ``benchmarks/results/babi_real_1k*.md``.
 
-A DMN answers a question about a story in four modules (section 2 of Kumar et al.):
-
-**Input module** (2.1).  The sentences of the story are concatenated, with an end-of-sentence
-mark after each, and read by one GRU over the words; the hidden state at each end-of-sentence
-position is that sentence's *fact* ``c_t``::
+**Input module** (Kumar 2.1).  One GRU over the story's words, an end-of-sentence mark after each
+sentence; fact ``c_t`` is the state at sentence t's mark::
 
     h_i = GRU(L[w_i], h_{i-1}),        c_t = h_{end of sentence t}
 
-**Question module** (2.2).  The question is read by a GRU with the same word embeddings ``L``;
-its last state is ``q``.  By default (``share_gru=True``) it is the input module's GRU itself, so
-that facts and question live in one space for the comparisons below; ``share_gru=False`` gives
-the question a GRU of its own.
+``input_module="fusion"`` is DMN+'s (Xiong 3.1): sentence t is ``f_t = sum_j l_j * L[w_j]``
+(:func:`position_encoding`), and a bidirectional GRU over the sentences gives c_t = forward + backward.
 
-**Episodic memory module** (2.3).  ``T_M`` passes over the facts.  In pass ``i`` each fact gets
-a gate from a two-layer network of a feature vector comparing it with the question and with
-the memory so far (m^0 = q)::
+**Question module** (2.2).  The input module's GRU (the same ``L``, so facts and question share a
+space) read over the question; ``q`` is its last state.
 
-    z(c, m, q) = [c, m, q, c*q, c*m, |c-q|, |c-m|, c^T W^(b) q, c^T W^(b) m]          (feature vector)
-    G(c, m, q) = sigma(W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2))                 (gate)
-    g^i_t = G(c_t, m^{i-1}, q)
+**Episodic memory** (2.3).  Pass i gates every fact from a feature vector (m^0 = q)::
 
-the episode is a GRU over the facts whose step is skipped in proportion to the gate::
-
+    z(c, m, q) = [c, m, q, c*q, c*m, |c-q|, |c-m|, c^T W^(b) q, c^T W^(b) m]          (features)
+    G(c, m, q) = sigma(W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2)),   g^i_t = G(c_t, m^{i-1}, q)
     h^i_t = g^i_t GRU(c_t, h^i_{t-1}) + (1 - g^i_t) h^i_{t-1},      e^i = h^i_{T_C}  (episode)
-
-and the memory is updated by another GRU::
-
     m^i = GRU(e^i, m^{i-1})                                                         (memory)
 
-**Answer module** (2.4).  A GRU decoder started from the last memory::
+**Passes.**  T_M = ``passes`` is fixed when the model is made: every question gets exactly that
+many.  Kumar et al. also append an end-of-passes representation to the facts and stop when a gate
+picks it; this DMN has no such marker.  The recipe sets T_M per bAbI task to the supporting facts
+of its most demanding training question, capped at ``--max-passes`` (3, this course's cap).
 
-    a_0 = m^{T_M},      a_t = GRU([y_{t-1}; q], a_{t-1}),      y_t = softmax(W^(a) a_t)
+**Answer module** (2.4).  A GRU decoder from the last memory, ``a_0 = m^{T_M}``,
+``a_t = GRU([y_{t-1}; q], a_{t-1})``, ``y_t = softmax(W^(a) a_t)``; ``answer="word"`` takes its first
+step (one-word answers: every bAbI task but 8 and 19), ``"sequence"`` runs it to ``</s>``.
+``y_{t-1}`` enters as the embedding ``L[w]`` of a word (the gold one in training, the argmax when
+answering); ``y_0`` is ``<s>``'s, so a one-word answer is the sequence decoder's first step.
 
-Two forms, chosen with ``answer=``:
+**Gate supervision.**  The cross-entropy of pass i's gates against the i-th supporting fact (a
+question with more supporting facts than passes teaches its last pass all the rest): a binary
+cross-entropy per fact for sigmoid gates, ``-log a_supporting`` for DMN+'s softmax
+(:func:`gate_supervision_loss`).
 
-* ``"word"``: one step of it, ``y = softmax(W^(a) GRU([y_0; q], m^{T_M}))``: the paper runs the
-  decoder for a one-word answer too, so the question enters the answer once more.  Every bAbI
-  task but 8 and 19 has one-word answers;
-* ``"sequence"``: the same decoder run until the end token ``</s>``: for the comma-separated
-  answers of tasks 8 (``milk,football``) and 19 (``n,w``).
-  The command line picks ``"sequence"`` exactly when some training answer has several words.
-
-``y_{t-1}`` enters as the embedding ``L[w]`` of one word ``w`` (the same table ``L`` as the
-input module): the gold previous word during training (teacher forcing), the argmax word when
-the model answers by itself.  The paper writes the previous output ``y_{t-1}`` there; an
-embedding is a learned linear map of a word's one-hot vector, so this feeds the one-hot of the
-chosen word, not the distribution.  ``y_0`` is the embedding of the start token ``<s>``: a
-learned start vector (a constant input, so it acts as a learned bias of the GRU's gates; zeros
-would do as well), and the same one for both forms, so that a one-word answer is exactly the
-first step of the sequence decoder.
-
-**Gate supervision.**  bAbI marks the supporting facts of each question, and the paper adds the
-cross-entropy of the gates against them to the answer loss: pass ``i`` is taught to pick the
-``i``-th supporting fact (passes beyond the last supporting fact are not supervised).  A question
-with more supporting facts than passes (counting and lists, tasks 7 and 8, have up to 8) teaches
-its last pass every fact left over, so that its episode reads them all.  For the
-sigmoid gates that is a binary cross-entropy per fact (1 on the supporting fact, 0 on the
-others); for the softmax attention of DMN+ it is ``-log a_{supporting}``.  See
-:func:`gate_supervision_loss`.
-
-**DMN+** (``variant="dmn+"``, Xiong et al. section 3.3).  Two changes to the episodic memory:
-
-* the gates of one pass are a *softmax* over the facts (``g^i = softmax(scores)``), so they
-  compete: raising one lowers the others, and they always sum to 1, where the sigmoid gates of
-  the DMN are independent and may all sit near 0.5 at the start of training;
-* the episode is an *attention-GRU* (:class:`dca_course.nn.AttentionGRUCell`) whose update
-  gate is the attention weight itself, ``h_t = g_t h~_t + (1 - g_t) h_{t-1}`` with
-  ``h~_t = tanh(W c_t + r_t * (U h_{t-1} + b))``.  This is the DMN's gated step with the
-  learned update gate of the inner GRU removed: only the attention decides how much of a fact
-  enters, so a fact the attention ignores cannot leak in, and the order of the facts still
-  counts (a weighted sum of facts would lose it).
-
-Xiong et al. also shorten the feature vector to ``[c*q, c*m, |c-q|, |c-m|]``, replace the input
-module (below) and make the memory update a ReLU layer with *untied* weights, one per pass
-(section 3.3, "Episode Memory Updates"; ``memory_update="relu"`` here)::
+**DMN+** (``variant="dmn+"``, Xiong 3.3).  The gates of a pass are a softmax over the facts (they
+compete and sum to 1), and the episode is an attention-GRU (:class:`dca_course.nn.AttentionGRUCell`)
+whose update gate is the attention weight: ``h_t = g_t h~_t + (1 - g_t) h_{t-1}``,
+``h~_t = tanh(W c_t + r_t * (U h_{t-1} + b))``.  ``variant`` changes only this.  Two more DMN+
+choices, each its own option: ``gate_features="dmn+"``, the comparisons alone,
+``[c*q, c*m, |c-q|, |c-m|]`` (:func:`dmn_plus_features`); ``memory_update="relu"``, untied weights
+per pass (after Sukhbaatar et al. 2015)::
 
     m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i)                                         (DMN+ memory)
 
-so pass 2 can learn a different update from pass 1 (Xiong et al. take the idea of weights of
-its own for each pass from Sukhbaatar et al. 2015); the GRU update of the DMN is one cell shared
-by all passes, as in Kumar et al.  ``variant`` changes only the attention, so the two variants differ in exactly the part the
-notebook compares.
+**The course's additions** (in neither paper; off by default):
 
-``gate_features="dmn+"`` takes that shorter feature vector (:func:`dmn_plus_features`); the default
-``"dmn"`` keeps Kumar et al.'s nine parts.  With only comparisons, the gate cannot learn a rule for
-one particular fact or question vector: on real bAbI at 1k training questions it generalizes better.
+* ``time_features=True``: three numbers per fact appended to z (:func:`time_features`): how recent
+  the fact is, and how far before or after ``p^{i-1} = sum_t g^{i-1}_t t``, where the previous pass
+  read (``p^0``: after the last fact).  bAbI tasks 2 and 3 ask for the latest or the previous move.
+* ``episode_reads="sentences"`` (with ``"fusion"``): the gates compare the fused facts ``c_t``, the
+  episodes read each sentence's own ``f_t`` (projected to H when sizes differ), so the memory holds
+  exactly the sentences chosen: ``h^i_t = AttnGRU(f_t, h^i_{t-1}, g^i_t)``.
+* ``word_match=True``: each pass also reads, with its gates, which word of its facts is which word
+  of the question, ``x^i = sum_t g^i_t R_t`` (:mod:`dca_course.models.dmn_match`), into its memory
+  update: ``m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i)``.
 
-**The order of events** (``time_features=True``, this course's addition, in neither paper).  bAbI
-task 2 asks where an object is: the fact where a person dropped it, then *the last move of that
-person before the drop*; task 3 asks where it was *before* a given place.  The features above
-compare a fact's content with q and m, so three "john went to ..." facts look alike to the gate.
-:func:`time_features` appends to z three numbers per fact: how recent it is, and how far before or
-after the place ``p^{i-1} = sum_t g^{i-1}_t t`` where the previous pass read (``p^0``: the question,
-after the last fact).
-
-**Input modules** (``input_module=``).  ``"gru"`` is Kumar et al.'s: one GRU over all the words,
-facts read at the end-of-sentence marks.  ``"fusion"`` is DMN+'s (Xiong et al. section 3.1): each
-sentence is a positionally weighted sum of its word embeddings (:func:`position_encoding`), and a
-bidirectional GRU over the sentences (the "input fusion layer") gives c_t = forward + backward
-state.  In this course's runs the second pass of bAbI task 2 (find the move of the person the first
-pass found) learned within a few epochs only with ``"fusion"``: a GRU state read at the end of
-"mary went to the kitchen" keeps little of its first word, and nothing asks it to until the second
-pass already works.
-
-**What the episodes read** (``episode_reads=``, this course's addition).  With the fusion layer each
-fact carries its neighbours, which lets a gate look ahead (bAbI task 19, path finding: of the facts
-that name the start room, the first pass wants the one whose other room leads to the goal).  But the
-episode then hands the memory a blend of the story, and the answer learns those blends by heart.
-``episode_reads="sentences"`` separates the two jobs: the gates still compare the fused facts
-``c_t``, and the episode reads each sentence's own encoding ``f_t`` (projected to the hidden size
-when the sizes differ)::
-
-    g^i = softmax(G(c, m^{i-1}, q)),       h^i_t = AttnGRU(f_t, h^i_{t-1}, g^i_t)
-
-so the memory holds exactly the sentences the gates chose (which room is on which side of
-"north of").  The default ``"facts"`` is the papers' model.  On real bAbI it lifts tasks 18 and 19
-but not 17, where the word match below does better (``benchmarks/results/babi_real_1k.md``).
-
-**Which words are the question's** (``word_match=True``, this course's addition).  Each pass also
-reads, with its own gates, a map of which word of its facts is which word of the question,
-``x^i = sum_t g^i_t R_t``, into its memory update: ``m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i)``
-(:mod:`dca_course.models.dmn_match`).  "Is the pink rectangle to the right of the blue square?"
-turns on whether the pink rectangle is the subject or the object of the fact the pass found, and the
-map says so in the same way for every shape's name (the real-bAbI benchmark's model has it).
-
-**Batches** (:mod:`dca_course.data.babi.batching`): :class:`DMNBatch`, :func:`make_dmn_batch`,
-:func:`length_buckets` and :func:`babi_vocab` live next to the bAbI data; they are imported here
-too, so ``from dca_course.models.dmn import make_dmn_batch`` keeps working.
-
-**Masks.**  A batch pads stories to the same number of facts.  Padded facts get exactly zero
-gate (sigmoid gates are multiplied by the mask; the softmax gives them exact zeros through
-:func:`dca_course.nn.masked_softmax`), so they leave the episode unchanged in both variants.
+**Batches and masks.**  :class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets` and
+:func:`babi_vocab` live with the bAbI data (:mod:`dca_course.data.babi.batching`; re-exported here).
+Padded facts get exactly zero gate (sigmoid gates times the mask; :func:`dca_course.nn.masked_softmax`
+for DMN+), so they leave the episode unchanged.
 """
 from __future__ import annotations
 
@@ -206,10 +134,13 @@ class DMN(nn.Module):
       holding m^0 = q, m^1, ..., ``"episodes"`` (batch, passes, H).
     """
 
+    #: constructor options of earlier versions, and the value a checkpoint may hold for each
+    RETIRED = {"share_gru": True, "gate_size": None}
+
     def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 64, *, passes: int = 3,
                  variant: str = "dmn", answer: str = "word", input_module: str = "gru",
-                 gate_size: int | None = None, time_features: bool = False, gate_features: str = "dmn",
-                 share_gru: bool = True, memory_update: str = "gru", episode_reads: str = "facts",
+                 time_features: bool = False, gate_features: str = "dmn",
+                 memory_update: str = "gru", episode_reads: str = "facts",
                  word_match: bool = False, dropout: float = 0.0, max_answer: int = 4,
                  pad_id: int = 0, bos_id: int = 2, eos_id: int = 3):
         super().__init__()
@@ -224,7 +155,7 @@ class DMN(nn.Module):
         if passes < 1:
             raise ValueError(f"passes must be >= 1, not {passes}")
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
-                           variant=variant, answer=answer, input_module=input_module, gate_size=gate_size, time_features=time_features, gate_features=gate_features, share_gru=share_gru,
+                           variant=variant, answer=answer, input_module=input_module, time_features=time_features, gate_features=gate_features,
                            memory_update=memory_update, episode_reads=episode_reads, word_match=word_match, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
         H = hidden_size
         self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
@@ -243,15 +174,14 @@ class DMN(nn.Module):
         self.episode_reads = episode_reads
         self.sentence_proj = (nn.Linear(emb_size, H, bias=False)                    # f_t to the hidden size
                               if episode_reads == "sentences" and emb_size != H else None)
-        self.question_gru = None if share_gru else nn.GRU(emb_size, H, batch_first=True)  # 2.2
         self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
         nn.init.xavier_uniform_(self.W_b)
         if gate_features not in GATE_FEATURES:
             raise ValueError(f"gate_features must be one of {GATE_FEATURES}, not {gate_features!r}")
         self.time_features, self.gate_features = time_features, gate_features
         n_features = (7 * H + 2 if gate_features == "dmn" else 4 * H) + (len(TIME_FEATURES) if time_features else 0)
-        self.gate_hidden = nn.Linear(n_features, gate_size or H)                     # W^(1), b^(1)
-        self.gate_out = nn.Linear(gate_size or H, 1)                                 # W^(2), b^(2)
+        self.gate_hidden = nn.Linear(n_features, H)                                  # W^(1), b^(1)
+        self.gate_out = nn.Linear(H, 1)                                              # W^(2), b^(2)
         if variant == "dmn":
             self.episode_cell = nn.GRUCell(H, H)
         else:
@@ -308,8 +238,7 @@ class DMN(nn.Module):
 
     def encode_question(self, batch: DMNBatch) -> torch.Tensor:
         """Question module: q, the GRU's state at the question's last word: (batch, H)."""
-        gru = self.question_gru or self.input_gru
-        outputs, _ = gru(self.dropout(self.embedding(batch.question)))  # (batch, q_len, H)
+        outputs, _ = self.input_gru(self.dropout(self.embedding(batch.question)))  # (batch, q_len, H): 2.2
         last = (batch.question_len - 1).clamp_min(0)
         return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
 

@@ -25,15 +25,14 @@ from ..nn.attention import AdditiveAttention
 class BiGRUEncoder(nn.Module):
     """Embeddings + a bidirectional GRU over the padded source; returns annotations and <-h_1."""
 
-    def __init__(self, embedding: nn.Embedding, hidden_size: int, dropout: float = 0.0):
+    def __init__(self, embedding: nn.Embedding, hidden_size: int):
         super().__init__()
         self.embedding = embedding
         self.rnn = nn.GRU(embedding.embedding_dim, hidden_size, batch_first=True, bidirectional=True)
-        self.dropout = nn.Dropout(dropout)
 
     def forward(self, src: torch.Tensor, mask: torch.Tensor):
         lengths = mask.sum(dim=1).clamp_min(1).cpu()
-        emb = self.dropout(self.embedding(src))                            # (batch, src_len, emb)
+        emb = self.embedding(src)                                          # (batch, src_len, emb)
         packed = pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
         out, h_n = self.rnn(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
@@ -45,21 +44,20 @@ class Seq2Seq(nn.Module):
 
     extended_vocab = False
 
-    def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 128,
-                 attn_size: int | None = None, dropout: float = 0.0, pad_id: int = 0):
+    #: constructor options of earlier versions, and the value a checkpoint may hold for each
+    RETIRED = {"attn_size": None, "dropout": 0.0}
+
+    def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256, pad_id: int = 0):
         super().__init__()
         self.vocab_size = vocab_size
-        self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size,
-                           attn_size=attn_size, dropout=dropout, pad_id=pad_id)
-        attn_size = attn_size or hidden_size
+        self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, pad_id=pad_id)
         self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
-        self.encoder = BiGRUEncoder(self.embedding, hidden_size, dropout)
+        self.encoder = BiGRUEncoder(self.embedding, hidden_size)
         self.init_state = nn.Linear(hidden_size, hidden_size)                   # W_init
-        self.attention = AdditiveAttention(hidden_size, 2 * hidden_size, attn_size)
+        self.attention = AdditiveAttention(hidden_size, 2 * hidden_size, hidden_size)   # attention size n' = n
         self.cell = nn.GRUCell(emb_size + 2 * hidden_size, hidden_size)         # eq. (4)
         self.deep_out = nn.Linear(hidden_size + emb_size + 2 * hidden_size, hidden_size)
         self.out = nn.Linear(hidden_size, vocab_size)                            # W_o
-        self.dropout = nn.Dropout(dropout)
 
     def encode(self, batch) -> dict:
         keys, back_first = self.encoder(batch.src, batch.src_mask)
@@ -69,12 +67,12 @@ class Seq2Seq(nn.Module):
                 "s": torch.tanh(self.init_state(back_first))}      # s_0
 
     def step(self, y_prev: torch.Tensor, state: dict):
-        emb = self.dropout(self.embedding(y_prev))                                 # (batch, emb)
+        emb = self.embedding(y_prev)                                               # (batch, emb)
         context, attn = self.attention(state["s"], state["keys"], state["mask"],
                                        projected_keys=state["proj_keys"])          # c_i, a_i
         s = self.cell(torch.cat([emb, context], dim=-1), state["s"])               # s_i
         hidden = torch.tanh(self.deep_out(torch.cat([s, emb, context], dim=-1)))
-        log_probs = torch.log_softmax(self.out(self.dropout(hidden)), dim=-1)     # (batch, V)
+        log_probs = torch.log_softmax(self.out(hidden), dim=-1)                   # (batch, V)
         return log_probs, {**state, "s": s}, {"attn": attn}
 
     def forward(self, batch) -> dict:

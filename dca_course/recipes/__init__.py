@@ -13,7 +13,7 @@ from . import base
 from .base import Recipe, save_metrics
 from .config import RecipeConfig
 from .copying import (CopyNetConfig, CopyNetRecipe, PointerGeneratorConfig, PointerGeneratorRecipe,
-                      SummarizerConfig, SummarizerRecipe, source_length_buckets)
+                      SummarizerRecipe, source_length_buckets)
 from .dca import DCAConfig, DCARecipe
 from .dmn import DMNConfig, DMNRecipe
 from .seq2seq import GRULMConfig, GRULMRecipe, LMBatch, Seq2SeqConfig, Seq2SeqRecipe, lm_sequences
@@ -40,6 +40,6 @@ def load_run(out_dir: Path, device):
 __all__ = [
     "CONFIGS", "CopyNetConfig", "CopyNetRecipe", "DCAConfig", "DCARecipe", "DMNConfig", "DMNRecipe", "Dataset",
     "GRULMConfig", "GRULMRecipe", "LMBatch", "MODELS", "PointerGeneratorConfig", "PointerGeneratorRecipe",
-    "Recipe", "RecipeConfig", "Seq2SeqConfig", "Seq2SeqRecipe", "SpecError", "SummarizerConfig",
+    "Recipe", "RecipeConfig", "Seq2SeqConfig", "Seq2SeqRecipe", "SpecError",
     "SummarizerRecipe", "lm_sequences", "load_run", "save_metrics", "source_length_buckets",
 ]

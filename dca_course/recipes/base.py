@@ -85,7 +85,18 @@ class Recipe:
         return self.build_model(vocab)
 
     def model_from_config(self, model_config: dict) -> torch.nn.Module:
-        return self.model_class(**model_config)
+        """The model a checkpoint's ``model_config`` describes.  An option the model no longer has
+        (its ``RETIRED``) is dropped where the checkpoint holds the value the model now always
+        uses; any other value of it is an error, as the weights would not fit."""
+        retired = getattr(self.model_class, "RETIRED", {})
+        kept = {}
+        for key, value in model_config.items():
+            if key not in retired:
+                kept[key] = value
+            elif value != retired[key]:
+                raise SpecError(f"this checkpoint's model has {key}={value!r}, an option this version of "
+                                f"{self.model_class.__name__} no longer has (it always uses {retired[key]!r})")
+        return self.model_class(**kept)
 
     def make_batch(self, examples, vocab):
         raise NotImplementedError

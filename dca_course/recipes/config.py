@@ -2,13 +2,20 @@
 
 A recipe's configuration is a frozen dataclass whose field defaults are the ``fast`` profile
 (CPU-sized; ``FAST`` lists the inherited ones it changes) and whose ``FULL`` table lists what
-the ``full`` profile (the papers' sizes) changes from ``fast``.  The ``train`` command's flags and the ``profiles`` command's JSON are generated from
+the ``full`` profile (the papers' sizes) changes from ``fast``.  ``NAMED`` adds a model's own
+profiles, each a base profile and its changes (the DMN's ``babi-1k``: the settings of
+``benchmarks/results/babi_real_1k.md``).  The ``train`` command's flags and the ``profiles`` command's JSON are generated from
 these dataclasses, so a knob cannot be read without being documented and settable::
 
     @dataclass(frozen=True)
     class MyConfig(RecipeConfig):
         hidden_size: int = knob(64, "LSTM state size", metavar="N")
         FULL: ClassVar[dict] = dict(hidden_size=256)
+
+Models that share knobs compose them rather than inherit them: a knob group is a dict of
+``name=(type, default, help, extras)`` and :func:`with_knobs` adds groups to a configuration,
+with help written for that model where it differs, so that no configuration is more than one
+level below :class:`RecipeConfig`.
 """
 from __future__ import annotations
 
@@ -31,6 +38,27 @@ def knob(default: Any, help: str, *, flags: tuple = (), choices: tuple | None = 
     return field(default=default, metadata=meta)
 
 
+def with_knobs(*groups: dict, help: dict | None = None):
+    """Class decorator (under ``@dataclass``): the knobs of ``groups`` become fields of the class,
+    in order, before its own; ``help`` rewrites a group knob's help for this model, and a knob the
+    class declares itself wins over a group's (its default and help)."""
+    def add(cls):
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        added: dict = {}
+        for group in groups:
+            for name, (kind, default, text, extra) in group.items():
+                if name in own or name in added:
+                    continue
+                added[name] = kind
+                setattr(cls, name, knob(default, (help or {}).get(name, text), **extra))
+        unknown = set(help or {}) - set(added)
+        if unknown:
+            raise TypeError(f"{cls.__name__}: help for knobs no group adds: {sorted(unknown)}")
+        cls.__annotations__ = {**added, **own}
+        return cls
+    return add
+
+
 @dataclass(frozen=True)
 class RecipeConfig:
     """The knobs every recipe has: the training loop's."""
@@ -46,19 +74,22 @@ class RecipeConfig:
     #: ``FAST``: the fast profile's changes to the field defaults; ``FULL``: the full profile's to fast's
     FAST: ClassVar[dict] = {}
     FULL: ClassVar[dict] = {}
+    #: ``{name: (base profile, its changes, one line of help)}``: this model's own named profiles
+    NAMED: ClassVar[dict] = {}
 
     # -- building one ------------------------------------------------------------------------
     @classmethod
     def from_profile(cls, name: str, overrides: dict | None = None):
         """The ``name`` profile with ``overrides`` (``None`` values ignored) applied."""
-        if name not in PROFILES:
-            raise SpecError(f"unknown profile {name!r}; choose from {', '.join(PROFILES)}")
+        if name not in cls.profile_names():
+            raise SpecError(f"unknown profile {name!r} for this model; choose from {', '.join(cls.profile_names())}")
         given = {k: v for k, v in (overrides or {}).items() if v is not None}
         unknown = sorted(set(given) - cls.field_names())
         if unknown:
             raise SpecError(f"{cls.__name__} has no option {', '.join(unknown)}; it has "
                             f"{', '.join(sorted(cls.field_names()))}")
-        values = dict(cls.FAST, **(cls.FULL if name == "full" else {}))
+        base, changes = (cls.NAMED[name][0], cls.NAMED[name][1]) if name in cls.NAMED else (name, {})
+        values = {**cls.FAST, **(cls.FULL if base == "full" else {}), **changes}
         base = cls(profile=name, **values)
         return replace(base, **cls.implied_overrides(base, given))
 
@@ -76,6 +107,16 @@ class RecipeConfig:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def profile_names(cls) -> tuple:
+        """``fast``, ``full`` and this model's named profiles."""
+        return PROFILES + tuple(cls.NAMED)
+
+    @property
+    def data_profile(self) -> str:
+        """The profile that sizes generated data: a named profile's base (``fast`` or ``full``)."""
+        return self.NAMED[self.profile][0] if self.profile in self.NAMED else self.profile
+
     def for_data(self, data):
         """This configuration with what it leaves to the data set (decode lengths) resolved."""
         return self
@@ -86,8 +127,8 @@ class RecipeConfig:
 
     @classmethod
     def profiles(cls) -> dict:
-        """``{"fast": {...}, "full": {...}}``: every knob's value under each profile."""
-        return {name: cls.from_profile(name).to_dict() for name in PROFILES}
+        """``{"fast": {...}, "full": {...}, NAMED...}``: every knob's value under each profile."""
+        return {name: cls.from_profile(name).to_dict() for name in cls.profile_names()}
 
 
 # -- the command line ----------------------------------------------------------------------------

@@ -13,30 +13,35 @@ from ..losses import reduce_tokens, teacher_forced_nll
 from ..models.copynet import CopyNet
 from ..models.pointer_generator import PointerGenerator
 from ..train import unwrap
-from .config import knob
-from .seq2seq import Seq2SeqConfig, Seq2SeqRecipe
+from ..data.batching import collate
+from .base import Recipe
+from .config import RecipeConfig, knob, with_knobs
+from .seq2seq import ENCODER_DECODER, pair_vocab
 
 #: Decode lengths when neither the configuration nor the data set gives them.
 DEFAULT_MAX_DECODE, DEFAULT_MIN_DECODE = 100, 0
 
 
-@dataclass(frozen=True)
-class SummarizerConfig(Seq2SeqConfig):
-    beam_size: int = knob(4, "beam width for evaluation (1: greedy)")
-    min_decode: int | None = knob(None, "shortest output when beam decoding (none: the data set's)")
-    eval_batch_size: int = knob(64, "articles decoded together when evaluating")
-    length_penalty: float = knob(1.0, "beam search ranks finished summaries by score / length ** this")
-    bucket: bool = knob(False, "train on fixed batches of similar source lengths (less padding), "
-                               "shuffled every epoch")
+#: The summarisers' own knobs (CopyNet, the pointer-generator, DCA), beside :data:`ENCODER_DECODER`.
+SUMMARY = dict(
+    beam_size=("int", 4, "beam width for evaluation (1: greedy)", {}),
+    min_decode=("int | None", None, "shortest output when beam decoding (none: the data set's)", {}),
+    eval_batch_size=("int", 64, "articles decoded together when evaluating", {}),
+    length_penalty=("float", 1.0, "beam search ranks finished summaries by score / length ** this", {}),
+    bucket=("bool", False, "train on fixed batches of similar source lengths (less padding), shuffled every "
+                           "epoch", {}),
+)
+#: The summarisers' fast profile (changes to the knobs' defaults).
+SUMMARY_FAST = dict(emb_size=64, hidden_size=64, vocab_size=2000, max_src=400, max_tgt=100, max_decode=None,
+                    epochs=3, batch_size=16, clip=2.0)
+SUMMARY_HELP = dict(max_decode="longest summary when decoding (none: the data set's)")
 
-    FAST: ClassVar[dict] = dict(emb_size=64, hidden_size=64, vocab_size=2000, max_src=400, max_tgt=100,
-                                max_decode=None, epochs=3, batch_size=16, clip=2.0)
 
-    def for_data(self, data):
-        """The decode lengths left open (None) taken from the data set's ``meta`` (SynthNews:
-        20..80 words, CNN/DailyMail: 35..120), else 100 and 0."""
-        return replace(self, max_decode=_given(self.max_decode, data.meta.get("max_decode", DEFAULT_MAX_DECODE)),
-                       min_decode=_given(self.min_decode, data.meta.get("min_decode", DEFAULT_MIN_DECODE)))
+def summary_for_data(config, data):
+    """The decode lengths left open (None) taken from the data set's ``meta`` (SynthNews:
+    20..80 words, CNN/DailyMail: 35..120), else 100 and 0."""
+    return replace(config, max_decode=_given(config.max_decode, data.meta.get("max_decode", DEFAULT_MAX_DECODE)),
+                   min_decode=_given(config.min_decode, data.meta.get("min_decode", DEFAULT_MIN_DECODE)))
 
 
 def _given(value, fallback) -> int:
@@ -51,12 +56,17 @@ def source_length_buckets(examples, batch_size: int, seed: int = 0) -> list:
     return [[examples[i] for i in order[j: j + batch_size]] for j in range(0, len(order), batch_size)]
 
 
-class SummarizerRecipe(Seq2SeqRecipe):
+class SummarizerRecipe(Recipe):
     """Shared by CopyNet, the pointer-generator and DCA: summaries, beam-search evaluation."""
 
-    config_class = SummarizerConfig
     data_kinds = ("summaries", "pairs")
     refusal_reasons: dict = {}
+
+    def build_vocab(self, data):
+        return pair_vocab(data, self.config.vocab_size)
+
+    def make_batch(self, examples, vocab):
+        return collate(examples, vocab, self.config.max_src, self.config.max_tgt)
 
     def decode_lengths(self) -> tuple[int, int]:
         """(longest, shortest) output: the configuration's, resolved by ``for_data`` when
@@ -99,13 +109,19 @@ class SummarizerRecipe(Seq2SeqRecipe):
         return result
 
 
-@dataclass(frozen=True)
-class CopyNetConfig(SummarizerConfig):
-    attn_size: int | None = knob(64, "attention size (none: the encoder's output size)", metavar="N")
+#: CopyNet's and the pointer-generator's attention size.
+ATTENTION = dict(attn_size=("int | None", 64, "attention size (none: the encoder's output size)", dict(metavar="N")))
+COPYING_FAST = dict(SUMMARY_FAST, bucket=True)
+COPYING_FULL = dict(emb_size=128, hidden_size=256, attn_size=None, vocab_size=50000, epochs=20, lr=1e-3)
 
-    FAST: ClassVar[dict] = dict(SummarizerConfig.FAST, bucket=True)
-    FULL: ClassVar[dict] = dict(emb_size=128, hidden_size=256, attn_size=None, vocab_size=50000,
-                                epochs=20, lr=1e-3)
+
+@dataclass(frozen=True)
+@with_knobs(ENCODER_DECODER, SUMMARY, ATTENTION, help=dict(
+    SUMMARY_HELP, max_src="source tokens CopyNet reads (the first 400 in the fast and full profiles, as See et al.)"))
+class CopyNetConfig(RecipeConfig):
+    FAST: ClassVar[dict] = COPYING_FAST
+    FULL: ClassVar[dict] = COPYING_FULL
+    for_data = summary_for_data
 
 
 class CopyNetRecipe(SummarizerRecipe):
@@ -120,7 +136,10 @@ class CopyNetRecipe(SummarizerRecipe):
 
 
 @dataclass(frozen=True)
-class PointerGeneratorConfig(CopyNetConfig):
+@with_knobs(ENCODER_DECODER, SUMMARY, ATTENTION, help=dict(
+    SUMMARY_HELP, hidden_size="LSTM state size (per direction in the encoder)",
+    max_src="source tokens the pointer-generator reads (the first 400 in the fast and full profiles, as See et al.)"))
+class PointerGeneratorConfig(RecipeConfig):
     coverage: bool = knob(False, "add coverage (See et al. eqs. 10-13)")
     coverage_weight: float = knob(1.0, "lambda of eq. (13)")
     coverage_epochs: int = knob(1, "with --coverage: epochs of the final coverage phase after --epochs "
@@ -129,6 +148,10 @@ class PointerGeneratorConfig(CopyNetConfig):
     input_feeding: bool = knob(False, "feed the previous context to the decoder LSTM as See et al.'s code "
                                       "does (default off: the decoder LSTM then runs fused over the summary, "
                                       "faster to train, the same ROUGE)")
+
+    FAST: ClassVar[dict] = COPYING_FAST
+    FULL: ClassVar[dict] = COPYING_FULL
+    for_data = summary_for_data
 
 
 class PointerGeneratorRecipe(SummarizerRecipe):
@@ -159,12 +182,17 @@ class PointerGeneratorRecipe(SummarizerRecipe):
             return [(epochs, lambda m: m.set_coverage(True))]
         return [(epochs, lambda m: m.set_coverage(False)), (epochs + extra, lambda m: m.set_coverage(True))]
 
-    def loss_fn(self, model, batch):
+    def loss(self, model, batch):
+        """(the training loss, its NLL, its coverage loss) as tensors: eq. (13) with coverage on,
+        the NLL alone without (the benchmarks time this, the one definition of the loss)."""
         out = model(batch, log_probs=False)           # the loss reads log P(y*_t) alone
         nll = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
         # eq. (12): the model computed the terms sum_i min(a_i^t, c_i^t) once; the loss averages them
         cov = reduce_tokens(out["cov_loss"], batch.tgt_mask, "token")
         if not unwrap(model).coverage:
-            return nll, {"nll": nll.item(), "cov_loss": cov.item()}
-        loss = nll + self.config.coverage_weight * cov                 # eq. (13)
+            return nll, nll, cov
+        return nll + self.config.coverage_weight * cov, nll, cov          # eq. (13)
+
+    def loss_fn(self, model, batch):
+        loss, nll, cov = self.loss(model, batch)
         return loss, {"nll": nll.item(), "cov_loss": cov.item()}

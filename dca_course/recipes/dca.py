@@ -19,15 +19,19 @@ from ..losses import (leave_one_out_baseline, mixed_loss, rouge_reward, self_cri
                       sentence_advantages, sentence_returns, teacher_forced_nll)
 from ..models.dca import DCA
 from ..train import load_checkpoint, unwrap
-from .config import knob
-from .copying import SummarizerConfig, SummarizerRecipe
+from .config import RecipeConfig, knob, with_knobs
+from .copying import SUMMARY, SUMMARY_FAST, SUMMARY_HELP, SummarizerRecipe, summary_for_data
+from .seq2seq import ENCODER_DECODER
 
 
 @dataclass(frozen=True)
-class DCAConfig(SummarizerConfig):
+@with_knobs(ENCODER_DECODER, SUMMARY, help=dict(
+    SUMMARY_HELP, hidden_size="LSTM state size of the agents' encoders and the decoder",
+    max_src="source tokens DCA reads, split among the agents (800 in the fast profile, as Celikyilmaz et al.)"))
+class DCAConfig(RecipeConfig):
     agents: int = knob(3, "number of agents (the paper: 3)", metavar="N")
     context_layers: int = knob(1, "contextual encoder layers", metavar="K")
-    vocab_mlp: str = knob("linear", "the 'MLP' of eqs. (11)-(12): two linear maps (linear, as the pointer-generator) "
+    vocab_mlp: str = knob("linear", "the 'MLP' of eqs. (11)-(12): two linear maps (linear, as See et al.'s eq. (4)) "
                                     "or with a tanh between them", choices=("linear", "tanh"))
     cohesion: float = knob(0.0, "weight of the semantic cohesion loss (0: off)", metavar="LAMBDA")
     init: str | None = knob(None, "start from the weights (and vocabulary) of a dca run folder, e.g. an MLE run",
@@ -44,6 +48,10 @@ class DCAConfig(SummarizerConfig):
     reward: str = knob("rougeL", "with --rl: the ROUGE F1 used as reward",
                        choices=("rouge1", "rouge2", "rougeL", "rougeLsum"))
     intermediate_rewards: bool = knob(False, "with --rl: sentence-level (intermediate) rewards")
+    reward_discount: float = knob(1.0, "with --intermediate-rewards: a word of sentence q is credited with "
+                                       "sum_{q' >= q} d^(q'-q) r(y_q'); 1 (default): the reward to go, 0: the "
+                                       "sentence's own gain (the DCA paper's eq. (16), as we read it)",
+                                  metavar="D")
     rl_samples: int = knob(4, "with --rl: summaries sampled per article, each judged against the baseline",
                            metavar="K")
     baseline: str = knob("loo", "with --rl: the reward baseline: the mean reward of the article's other samples "
@@ -54,12 +62,14 @@ class DCAConfig(SummarizerConfig):
                                         "L_RL with per-token L_MLE (legacy: before the fix)",
                                choices=("token", "sequence", "legacy"))
 
-    FAST: ClassVar[dict] = dict(SummarizerConfig.FAST, max_src=800, epochs=6)
+    FAST: ClassVar[dict] = dict(SUMMARY_FAST, max_src=800, epochs=6)
     FULL: ClassVar[dict] = dict(emb_size=128, hidden_size=256, context_layers=2, vocab_size=50000, epochs=20,
                                 lr=1e-3, rl_epochs=5, rl_train=None)
 
+    for_data = summary_for_data
+
     def __post_init__(self):
-        if self.baseline == "loo" and int(self.rl_samples or 1) < 2:
+        if self.rl and self.baseline == "loo" and int(self.rl_samples or 1) < 2:
             raise SpecError("--baseline loo (the default) needs --rl-samples K with K >= 2 (each sample is "
                             "judged against the mean of the article's other samples); with one sample per "
                             "article pass --baseline greedy")
@@ -236,23 +246,31 @@ class DCARecipe(SummarizerRecipe):
     def rl_advantages(self, draw: dict, baseline: str = "greedy") -> torch.Tensor:
         """Advantages of the samples of :meth:`rl_draw` against ``baseline`` (``greedy`` or
         ``loo``): (k * batch,) r(y~) - b, or with ``intermediate_rewards`` (k * batch, steps)
-        per-word sentence returns less the baseline's return from the same sentence."""
+        per-word sentence returns less the baseline's return from the same sentence.
+
+        A sentence's return is G_q = sum_{q' >= q} d^(q' - q) r(y_q') over the intermediate
+        rewards r(y_q) = r(y_1..q) - r(y_1..q-1), d = ``reward_discount``.  The DCA paper
+        (Celikyilmaz et al. 2018, "intermediate rewards", eq. (16)) defines r(y_q) and rewards a
+        sentence for the increase in ROUGE it contributes, writing no sum over later sentences:
+        as we read it, d = 0.  The default d = 1 (each sentence credited with everything the
+        summary gains from it on; a one-sentence summary gets the plain r(y~) - r(y^)) is what
+        this course's stored RL results were made with."""
         lp, k = draw["lp"], draw["k"]
         if not self.config.intermediate_rewards:
             r_s = torch.tensor(draw["r_sample"], dtype=torch.float64)
             base = (torch.tensor(draw["r_greedy"], dtype=torch.float64) if baseline == "greedy"
                     else leave_one_out_baseline(r_s, k))
             return (r_s - base).to(lp.dtype).to(lp.device)
-        kind, steps = self.config.reward, lp.size(1)
+        kind, steps, discount = self.config.reward, lp.size(1), self.config.reward_discount
         adv = torch.zeros(lp.shape, dtype=lp.dtype)
         if baseline == "greedy":
             for b, (s, g, ref) in enumerate(zip(draw["samples"], draw["greedy"], draw["refs"])):
-                row = sentence_advantages(s, g, ref, kind)[:steps]
+                row = sentence_advantages(s, g, ref, kind, discount)[:steps]
                 adv[b, : len(row)] = torch.tensor(row, dtype=lp.dtype)
             return adv.to(lp.device)
         # leave-one-out, sentence by sentence: sentence q of a sample against the mean return
         # from sentence q of the article's other samples (0 where one has no sentence q)
-        returns = [sentence_returns(s, ref, kind) for s, ref in zip(draw["samples"], draw["refs"])]
+        returns = [sentence_returns(s, ref, kind, discount) for s, ref in zip(draw["samples"], draw["refs"])]
         width = max(max(len(g) for g in returns), 1)
         table = torch.zeros(len(returns), width, dtype=torch.float64)
         for b, g in enumerate(returns):

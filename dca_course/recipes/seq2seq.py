@@ -15,21 +15,29 @@ from ..losses import sequence_nll
 from ..models.gru_lm import SEP, GRULanguageModel
 from ..models.seq2seq import Seq2Seq
 from .base import Recipe
-from .config import RecipeConfig, knob
+from .config import RecipeConfig, knob, with_knobs
+
+#: The encoder-decoders' knobs: seq2seq's, and the summarisers' (recipes/copying.py, recipes/dca.py),
+#: each ``name=(type, default, help, extras)`` (see :func:`~dca_course.recipes.config.with_knobs`).
+ENCODER_DECODER = dict(
+    emb_size=("int", 32, "word embedding size", dict(metavar="N")),
+    hidden_size=("int", 64, "GRU state size (per direction in the encoder)", dict(metavar="N")),
+    vocab_size=("int | None", None, "vocabulary size (most frequent training words; none: all)", {}),
+    max_src=("int | None", None, "source tokens the model reads (none: all)", dict(metavar="N")),
+    max_tgt=("int | None", None, "target tokens trained on (the rest is cut)", dict(metavar="N")),
+    max_decode=("int | None", 12, "longest output when decoding", {}),
+)
 
 
 @dataclass(frozen=True)
+@with_knobs(ENCODER_DECODER)
 class Seq2SeqConfig(RecipeConfig):
-    emb_size: int = knob(32, "word embedding size", metavar="N")
-    hidden_size: int = knob(64, "RNN state size (per direction in the encoders)", metavar="N")
-    vocab_size: int | None = knob(None, "vocabulary size (most frequent training words; none: all)")
-    max_src: int | None = knob(None, "source tokens a model reads (pointer-generator and CopyNet: the first "
-                                     "400, as See et al.; dca: 800, split among the agents, as Celikyilmaz et al.)",
-                               metavar="N")
-    max_tgt: int | None = knob(None, "target tokens trained on (the rest is cut)", metavar="N")
-    max_decode: int | None = knob(12, "longest output when decoding (summarisers: none, the data set's)")
-
     FULL: ClassVar[dict] = dict(emb_size=128, hidden_size=256, epochs=10, lr=1e-3)
+
+
+def pair_vocab(data, max_size: int | None) -> Vocab:
+    """The ``max_size`` most frequent words of the training sources and targets (all with None)."""
+    return Vocab.build([ex.source + ex.target for ex in data.train], max_size=max_size)
 
 
 class Seq2SeqRecipe(Recipe):
@@ -45,7 +53,7 @@ class Seq2SeqRecipe(Recipe):
                                     "vocabulary, whole articles)"}
 
     def build_vocab(self, data):
-        return Vocab.build([ex.source + ex.target for ex in data.train], max_size=self.config.vocab_size)
+        return pair_vocab(data, self.config.vocab_size)
 
     def build_model(self, vocab):
         return Seq2Seq(len(vocab), self.config.emb_size, self.config.hidden_size)
@@ -86,9 +94,9 @@ def lm_sequences(examples, vocab: Vocab):
 @dataclass(frozen=True)
 class GRULMConfig(RecipeConfig):
     emb_size: int = knob(32, "word embedding size", metavar="N")
-    hidden_size: int = knob(128, "RNN state size (per direction in the encoders)", metavar="N")
+    hidden_size: int = knob(128, "GRU state size", metavar="N")
     scratch: bool = knob(False, "the course's GRU written in Python (slow, with its gates) instead of torch.nn.GRU")
-    max_decode: int | None = knob(12, "longest output when decoding (summarisers: none, the data set's)")
+    max_decode: int | None = knob(12, "longest completion when decoding")
 
     FAST: ClassVar[dict] = dict(epochs=6)
     FULL: ClassVar[dict] = dict(emb_size=64, hidden_size=512, epochs=20, lr=1e-3)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ...errors import InputError
-from ...io import write_text
+from ...io import text_lines, write_text
 from .story import BabiExample, Question, Statement, Story, stories_to_examples, tokenize
 
 
@@ -131,8 +131,7 @@ def read_babi_stories(path: str | os.PathLike, task: int = 0) -> list[Story]:
     """Read a bAbI file into stories.  ``task=0`` takes the number from a ``qaN_`` file name."""
     path = Path(path)
     task = task or _task_from_name(path)
-    with open(path, encoding="utf-8") as f:
-        return parse_babi_stories(f, source=str(path), task=task)
+    return parse_babi_stories((text for _, text in text_lines(path)), source=str(path), task=task)
 
 
 def read_babi(path: str | os.PathLike, task: int = 0) -> list[BabiExample]:
