@@ -11,6 +11,7 @@ line.  A stale result is not necessarily wrong (a change may leave every number 
 
     python tools/results_status.py            # the table; exit status 0
     python tools/results_status.py --check    # exit status 1 when a result is stale
+    python tools/results_status.py --at REV   # as it stood at commit REV (uncommitted changes not counted)
 """
 from __future__ import annotations
 
@@ -44,15 +45,16 @@ def made_at(path: Path) -> tuple[str | None, list[str], str]:
     return (commits[-1] if commits else None), MARKDOWN_ONLY.get(path.name, []), "recorded"
 
 
-def status(path: Path) -> dict:
+def status(path: Path, at: str = "HEAD") -> dict:
     commit, measures, how = made_at(path)
     row = {"file": path.name, "commit": commit[:7] if commit else None, "how": how, "measures": len(measures)}
     if not commit or not measures:
         row.update(state="UNKNOWN", why="no provenance: no commit or no measured paths recorded")
         return row
     try:
-        later = git("log", "--format=%h %ad %s", "--date=short", f"{commit}..HEAD", "--", *measures).splitlines()
-        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *measures).splitlines()
+        later = git("log", "--format=%h %ad %s", "--date=short", f"{commit}..{at}", "--", *measures).splitlines()
+        dirty = (git("status", "--porcelain", "--untracked-files=no", "--", *measures).splitlines()
+                 if at == "HEAD" else [])
     except (OSError, subprocess.CalledProcessError):
         row.update(state="UNKNOWN", why="not a git checkout, or the commit is not in it")
         return row
@@ -73,8 +75,9 @@ def results_files() -> list[Path]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit with status 1 when a result is stale")
+    parser.add_argument("--at", default="HEAD", help="judge the code as it stood at this commit (default HEAD)")
     args = parser.parse_args(argv)
-    rows = [status(p) for p in results_files()]
+    rows = [status(p, args.at) for p in results_files()]
     width = max(len(r["file"]) for r in rows)
     for r in rows:
         made = f"{r['how']} {r['commit']}" if r["commit"] else "no commit"
