@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import ROOT, write_json
+from common import RESULTS, ROOT, write_json, write_text
 
 import torch  # noqa: E402
 
@@ -36,6 +36,8 @@ from dca_course.train import save_checkpoint  # noqa: E402
 FOLDER = ROOT / "data" / "checkpoints" / "dca3-synthnews-long"
 COMMAND = ("python -m dca_course train dca --agents 3 --data synthnews-long --profile fast --device cpu --seed 0 "
            "--out runs/ckpt-dca3-fast-s0")
+PG400_COMMAND = ("python -m dca_course train pointer-generator --coverage --epochs 5 --coverage-epochs 1 --max-src 400 "
+                 "--data synthnews-long --profile fast --device cpu --seed 0")
 N_CHECK = 16                     # the fixed set: the first 16 test articles of synthnews-long, seed 0
 KEEP = ("model", "recipe", "hparams", "model_config", "vocab", "data", "seed", "epoch", "history")
 
@@ -97,15 +99,26 @@ def main(argv=None) -> int:
     sub.add_parser("make").add_argument("run", type=Path)
     sub.add_parser("check")
     sub.add_parser("inspect").add_argument("--pg400", type=Path, default=None,
-                                           help="a run folder of the 400-word pointer-generator + coverage to compare")
+                                           help=f"a run folder of `{PG400_COMMAND}`, to compare")
     args = parser.parse_args(argv)
     if args.command == "make":
         make(args.run)
         return 0
     if args.command == "check":
         return check()
+    import contextlib
+    import io
+
     from dca_checkpoint_inspect import inspect   # what the checkpoint shows (a longer script, beside this one)
-    inspect(FOLDER, args.pg400)
+    with contextlib.redirect_stdout(io.StringIO()) as report:
+        inspect(FOLDER, args.pg400)
+    print(report.getvalue())
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    pg = f" --pg400 RUN` (RUN: a run of `{PG400_COMMAND}`)" if args.pg400 else "`"
+    write_text(RESULTS / "dca_checkpoint_inspect.md",
+               f"# What the shipped 3-agent DCA shows\n\nProduced by `python benchmarks/dca_checkpoint.py inspect{pg} "
+               f"at commit {commit[:10]} on {platform.machine()}, {os.cpu_count()} CPUs, from "
+               f"`data/checkpoints/dca3-synthnews-long`.\n\n```\n{report.getvalue().strip()}\n```\n")
     return 0
 
 
