@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import RESULTS, ROOT, write_json, write_text
+from common import RESULTS, ROOT, write_json, write_report, write_text
 
 import torch  # noqa: E402
 
@@ -223,12 +223,14 @@ def main(argv=None) -> int:
     with contextlib.redirect_stdout(io.StringIO()) as report:
         inspect(FOLDER, args.pg400)
     print(report.getvalue())
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    pg = f" --pg400 RUN` (RUN: a run of `{PG400_COMMAND}`)" if args.pg400 else "`"
-    write_text(RESULTS / "dca_checkpoint_inspect.md",
-               f"# What the shipped 3-agent DCA shows\n\nProduced by `python benchmarks/dca_checkpoint.py inspect{pg} "
-               f"at commit {commit[:10]} on {platform.machine()}, {os.cpu_count()} CPUs, from "
-               f"`data/checkpoints/dca3-synthnews-long`.\n\n```\n{report.getvalue().strip()}\n```\n")
+    command = "python benchmarks/dca_checkpoint.py inspect" + (" --pg400 RUN" if args.pg400 else "")
+    text = ("# What the shipped 3-agent DCA shows\n\n"
+            + (f"RUN: a run of `{PG400_COMMAND}`. " if args.pg400 else "")
+            + f"From `data/checkpoints/dca3-synthnews-long`.\n\n```\n{report.getvalue().strip()}\n```\n")
+    write_report(RESULTS, "dca_checkpoint_inspect", {"report": report.getvalue().strip().splitlines()}, text,
+                 command=command, config={"pg400": PG400_COMMAND if args.pg400 else None},
+                 measures=["benchmarks/dca_checkpoint.py", "data/checkpoints/dca3-synthnews-long",
+                           "dca_course/models/dca.py", "dca_course/metrics.py", "dca_course/decoding.py"])
     return 0
 
 

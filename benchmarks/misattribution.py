@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -108,16 +107,13 @@ def main(argv=None) -> int:
     parser.add_argument("--no-notebook", action="store_true", help="skip the notebook's live models")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
     parts = {}
     if not args.no_notebook:
         parts["notebook 05, trained live (seed 0, greedy)"] = notebook_rows()
     parts["the command line, fast profile (seed 0, beam search): notebook 05's stored table"] = \
         command_line_rows(args.runs_dir)
     command = "python benchmarks/misattribution.py" + (" --no-notebook" if args.no_notebook else "")
-    text = (f"# Misattributed facts beside fact recall (notebook 05's models)\n\nProduced by `{command}` at commit "
-            f"{commit[:10]} on {machine}; SynthNews test articles. A misattributed fact is one a summary states in "
+    text = ("# Misattributed facts beside fact recall (notebook 05's models)\n\nSynthNews test articles. A misattributed fact is one a summary states in "
             "the place of another (`dca_course.metrics.misattributed_facts`).\n")
     for title, rows in parts.items():
         text += f"\n## {title}\n\n" + table(rows) + "\n"
@@ -125,8 +121,12 @@ def main(argv=None) -> int:
         f"python -m dca_course train {a} --data synthnews --profile fast --device cpu --seed S" for _, _, a in RUNS)
         + "\n```\n")
     print(text)
-    write_report(args.out, "misattribution", {"commit": commit, "machine": machine, "command": command,
-                                             "commands": [a for _, _, a in RUNS], "parts": parts}, text)
+    measures = ["benchmarks/misattribution.py", "dca_course/metrics.py", "dca_course/data/synthnews",
+                "dca_course/models/pointer_generator.py", "dca_course/models/copynet.py", "dca_course/decoding.py",
+                "notebooks/05_pointer_generator_coverage.ipynb"]
+    write_report(args.out, "misattribution", {"commands": [a for _, _, a in RUNS], "parts": parts}, text,
+                 command=command, config={"runs_dir": str(args.runs_dir), "no_notebook": args.no_notebook},
+                 measures=measures)
     return 0
 
 

@@ -76,13 +76,14 @@ def babi_task(task: str) -> tuple[float, float]:
 
 
 def babi_md_row(label: str, column: int) -> tuple[float, float]:
-    """(mean, sd) from a row of a table in babi_real_1k.md ("| 19 path finding | 30.3 ± 1.5 (...) | ...")."""
-    for line in (RESULTS / "babi_real_1k.md").read_text(encoding="utf-8").splitlines():
+    """(mean, sd) from a row of a table in babi_real_1k_notes.md, the hand-written notes beside the
+    generated babi_real_1k.md ("| 19 path finding | 30.3 ± 1.5 (...) | ...")."""
+    for line in (RESULTS / "babi_real_1k_notes.md").read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if cells and cells[0] == label:
             mean, sd = re.match(r"([\d.]+) ± ([\d.]+)", cells[column]).groups()
             return float(mean), float(sd)
-    raise AssertionError(f"no row {label!r} in babi_real_1k.md")
+    raise AssertionError(f"no row {label!r} in babi_real_1k_notes.md")
 
 
 def dca_row(name: str, metric: str) -> tuple[float, float]:
