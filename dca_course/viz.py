@@ -226,7 +226,8 @@ def agent_attention_heatmaps(agent_attn, word_attn, chunks: Sequence[Sequence[st
         ticks.extend(chunk[start:stop])
         lines.append(f"agent {a + 1}: words {start}-{stop - 1} of {len(chunk)} shown; most read {chunk[j]!r} "
                      f"@{j}; {mass.sum() / total:.0%} of the weight")
-    sns.heatmap(g, ax=axes[0], cmap="viridis", vmin=0.0, vmax=1.0, cbar=False,
+    # g^t gets its own colorbar (0 to 1, a distribution over agents): the right panel's scale is another
+    sns.heatmap(g, ax=axes[0], cmap="viridis", vmin=0.0, vmax=1.0, cbar=True, cbar_kws={"label": "$g^t_a$"},
                 xticklabels=[f"agent {a + 1}" for a in range(M)], yticklabels=list(out_words))
     axes[0].set_xlabel("agent")
     axes[0].set_ylabel("output")
@@ -235,7 +236,7 @@ def agent_attention_heatmaps(agent_attn, word_attn, chunks: Sequence[Sequence[st
     if cols:
         w = np.concatenate(cols, axis=1)
         sns.heatmap(w, ax=axes[1], cmap="viridis", vmin=0.0, vmax=max(float(w.max()), 1e-9), cbar=True,
-                    xticklabels=ticks, yticklabels=list(out_words))
+                    cbar_kws={"label": "$g^t_a\\, l^t_{a,i}$"}, xticklabels=ticks, yticklabels=list(out_words))
         for lo, hi, a, start, stop in spans:
             if lo:
                 axes[1].axvline(lo, color="white", lw=3)

@@ -95,6 +95,10 @@ def test_agent_attention_heatmaps_crop_each_agent_and_label_it():
     assert axes[0].get_xlabel() == "agent"
     assert [t.get_text() for t in axes[1].get_xticklabels()] == [f"a{i}" for i in range(17, 23)] + [f"b{i}" for i in range(5)]
     assert [t.get_text() for t in axes[1].texts] == ["agent 1: words 17-22", "agent 2: words 0-4"]
+    # each panel has its own colorbar: g^t (0 to 1) is not read against the word weights' scale
+    bars = [ax for ax in axes[0].figure.axes if ax not in axes]
+    assert sorted(b.get_ylabel() for b in bars) == ["$g^t_a$", "$g^t_a\\, l^t_{a,i}$"]
+    assert bars[0].get_ylim() == (0.0, 1.0) or bars[1].get_ylim() == (0.0, 1.0)
     plt.close("all")
 
 
