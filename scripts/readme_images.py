@@ -7,7 +7,9 @@
   ``--browser`` runs the browser test on notebook 03 first).  Without a screenshot it falls
   back to the same picture as notebook 03 saved it (the cell that calls ``memory_gates_heatmap(``);
 * ``docs/images/coverage.png``: notebook 05's coverage picture (the cell that calls
-  ``attention_heatmap(``: attention without and with coverage, and the coverage left).
+  ``attention_heatmap(``: attention without and with coverage, and the coverage left);
+* ``docs/images/dca_agents.png``: notebook 06's trained DCA, the agent and word attention of one
+  summary (the cell that calls ``agent_attention_heatmaps(ck_g``).
 
 A figure is found by the code that draws it, not by its cell number, so that editing a notebook
 does not move it; each image is scaled down and reduced to a palette to stay under 150 KB.
@@ -102,6 +104,8 @@ def main(argv=None) -> int:
         "attention.png": (stored_figure(notebook("02"), "attention_heatmap("), 900, "notebook 02's saved figure"),
         "dmn_explorer.png": (explorer, 800, source),
         "coverage.png": (stored_figure(notebook("05"), "attention_heatmap("), 900, "notebook 05's saved figure"),
+        "dca_agents.png": (stored_figure(notebook("06"), "agent_attention_heatmaps(ck_g"), 900,
+                           "notebook 06's saved figure of its trained DCA"),
     }
     for name, (image, width, origin) in images.items():
         size = save_small(image, args.out / name, width)

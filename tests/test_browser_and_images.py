@@ -46,7 +46,7 @@ def test_browser_test_is_not_part_of_make_test():
 def test_readme_images_exist_are_small_and_shown():
     readme = (ROOT / "README.md").read_text()
     assert "python scripts/readme_images.py" in readme
-    for name in ("attention.png", "dmn_explorer.png", "coverage.png"):
+    for name in ("attention.png", "dmn_explorer.png", "coverage.png", "dca_agents.png"):
         path = ROOT / "docs" / "images" / name
         assert path.is_file() and path.stat().st_size < 150_000, name
         assert f"docs/images/{name}" in readme
@@ -54,6 +54,7 @@ def test_readme_images_exist_are_small_and_shown():
 
 def test_readme_figures_are_found_in_the_notebooks():
     ri = _script("readme_images")
-    for prefix, marker in (("02", "attention_heatmap("), ("03", "memory_gates_heatmap("), ("05", "attention_heatmap(")):
+    for prefix, marker in (("02", "attention_heatmap("), ("03", "memory_gates_heatmap("), ("05", "attention_heatmap("),
+                           ("06", "agent_attention_heatmaps(ck_g")):
         image = ri.stored_figure(ri.notebook(prefix), marker)
         assert image.width > 200 and image.height > 100
