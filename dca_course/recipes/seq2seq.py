@@ -27,9 +27,9 @@ ENCODER_DECODER = dict(
     max_src=("int | None", None, "source tokens the model reads (none: all)", dict(metavar="N")),
     max_tgt=("int | None", None, "target tokens trained on (the rest is cut)", dict(metavar="N")),
     max_decode=("int | None", 12, "longest output when decoding", {}),
-    fast_path=("bool", True, "train and decode with dca_course.fast (fused attention, hand-written backward "
-                             "passes): the values of the models' code as written, faster; --no-fast-path runs "
-                             "that code", {}),
+    fast_path=("bool", True, "train and decode with the fast forms of the attention and the output layers "
+                             "(hand-written backward passes): the values of the model's code as written, faster; "
+                             "--no-fast-path runs that code", {}),
 )
 
 
