@@ -41,9 +41,9 @@ FAST_FORMS: dict[type, type] = {
 
 def accelerate(model: nn.Module) -> nn.Module:
     """Make ``model`` and every module in it of a class in :data:`FAST_FORMS` its fast form, in place,
-    and return it.  Parameters, buffers, the state dict and the random state stay as they are, so a
-    model accelerated right after it is built trains to the numbers the recipes store.  A module of
-    another class (a GRU, a subclass of its own) is left as it is; accelerating twice changes nothing."""
+    and return it.  Parameters, buffers, the state dict and the random state stay as they are: where
+    a model is accelerated (right after it is built, or later) changes no number.  A module of another
+    class (a GRU, a subclass of its own) is left as it is; accelerating twice changes nothing."""
     for module in model.modules():
         fast = FAST_FORMS.get(type(module))
         if fast is not None:
