@@ -16,8 +16,8 @@ only the attention (with coverage) runs step by step.  ``--input-feeding`` times
 code instead (``x_t = W_x [E y_{t-1}; h*_{t-1}]``), where each step's input needs the previous
 step's attention, so the decoder LSTM runs cell by cell.  A third time, the LSTM layers with
 the decoder run one cell step at a time, shows how much that costs.  ``--reference`` times the
-models' own code (the recipe's ``--no-fast-path``) instead of the fast path (:mod:`dca_course.fast`).  Batches are the recipe's (16 articles of similar
-lengths, 400/100 tokens).
+models' own code (the recipe's ``--no-fast-path``) instead of the fast path (:mod:`dca_course.fast`).
+Batches are the recipe's (16 articles of similar lengths, 400/100 tokens).
 
 The three are timed in turns, ``--rounds`` times over the same batches, so that the load of a
 shared machine falls on all of them alike; each time is the fastest round's mean per step (the

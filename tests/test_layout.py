@@ -113,7 +113,8 @@ def import_graph() -> dict[str, set[str]]:
 
 def test_layer_rule():
     bad = layer_violations(import_graph()) - set(ALLOWED)
-    assert not bad, "imports against the layer rule (data -> nn -> models -> losses/train -> fast -> recipes -> CLI): " + \
+    assert not bad, "imports against the layer rule (data -> nn -> models -> losses/train -> fast -> recipes " \
+        "-> CLI): " + \
         ", ".join(f"{a} imports {b}" for a, b in sorted(bad))
 
 

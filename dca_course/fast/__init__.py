@@ -26,9 +26,9 @@ from .attention import FastAdditiveAttention, attention_over_steps, step_keys
 from .copying import log_final_distribution, log_gen_copy, log_mixed_distribution
 from .models import FastCopyNet, FastDCA, FastPointerGenerator, teacher_forcing
 
-__all__ = ["accelerate", "paper_code", "FAST_FORMS", "FastAdditiveAttention", "FastCopyNet", "FastDCA", "FastPointerGenerator",
-           "attention_over_steps", "log_final_distribution", "log_gen_copy", "log_mixed_distribution",
-           "step_keys", "teacher_forcing"]
+__all__ = ["accelerate", "paper_code", "FAST_FORMS", "FastAdditiveAttention", "FastCopyNet", "FastDCA",
+           "FastPointerGenerator", "attention_over_steps", "log_final_distribution", "log_gen_copy",
+           "log_mixed_distribution", "step_keys", "teacher_forcing"]
 
 #: The paper's class -> its fast form, a subclass with the same parameters and a few methods replaced.
 FAST_FORMS: dict[type, type] = {

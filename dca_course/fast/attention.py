@@ -37,8 +37,9 @@ class _FusedAdditiveAttention(torch.autograd.Function):
     Autograd would record a dozen operations per step, each writing a (batch, src_len, attn)
     buffer; this records one and works in place.  On an AMD CPU, tanh costs about three sigmoids
     (see the module docstring), so it keeps sigma = sigmoid(2f) instead of t = 2 sigma - 1 =
-    tanh(f): then e = 2 sigma v - sum(v), and 1 - t^2 = 4 sigma (1 - sigma).  :meth:`AdditiveAttention.forward
-    <dca_course.nn.attention.AdditiveAttention.forward>` is the definition; the tests hold the two to the same values and gradients.
+    tanh(f): then e = 2 sigma v - sum(v), and 1 - t^2 = 4 sigma (1 - sigma).
+    :meth:`AdditiveAttention.forward <dca_course.nn.attention.AdditiveAttention.forward>` is the
+    definition; the tests hold the two to the same values and gradients.
     """
 
     @staticmethod

@@ -130,10 +130,10 @@ def log_final_distribution(logits: torch.Tensor, p_gen: torch.Tensor, attn: torc
                            full: bool = True):
     """log P(w) of eq. (9), P = p_gen softmax(logits) + (1 - p_gen) sum_{i: w_i = w} a_i, floored
     as :func:`safe_log` does.  logits (batch, ..., V), p_gen (batch, ..., 1), attn (batch, ...,
-    src_len), src_ext as for :func:`final_distribution`.  The same numbers as
-    ``safe_log(final_distribution(softmax(logits), attn, p_gen, src_ext, n_oov))``, computed with far fewer passes over the
-    extended vocabulary (:class:`_LogFinalDistribution`).  With ``target`` (batch, ...) (extended
-    ids of the reference words), returns ``(log P, log P(target))`` as :func:`log_gen_copy` does
+    src_len), src_ext as for :func:`~dca_course.nn.copying.final_distribution`.  The same numbers as
+    ``safe_log(final_distribution(softmax(logits), attn, p_gen, src_ext, n_oov))``, computed with far
+    fewer passes over the extended vocabulary (:class:`_LogFinalDistribution`).  With ``target``
+    (batch, ...) (extended ids of the reference words), returns ``(log P, log P(target))`` as :func:`log_gen_copy` does
     (``full=False``: ``(None, log P(target))``)."""
     return log_gen_copy(logits, p_gen, (1.0 - p_gen) * attn, source_index(src_ext, attn), n_oov, target, full)
 

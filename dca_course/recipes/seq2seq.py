@@ -29,7 +29,7 @@ ENCODER_DECODER = dict(
     max_decode=("int | None", 12, "longest output when decoding", {}),
     fast_path=("bool", True, "train and decode with the fast forms of the attention and the output layers "
                              "(hand-written backward passes): the values of the model's code as written, faster; "
-                             "--no-fast-path runs that code", {}),
+                             "on by default; --no-fast-path runs that code", {}),
 )
 
 
