@@ -37,6 +37,7 @@ def _model_and_data(args, device):
         recipe, model, vocab, _ = load_run(args.run, device)
         max_src = getattr(recipe.config, "max_src", None)
     else:
+        from dca_course.fast import accelerate
         from dca_course.models.copynet import CopyNet
         from dca_course.models.pointer_generator import PointerGenerator
         from dca_course.models.seq2seq import Seq2Seq
@@ -47,7 +48,7 @@ def _model_and_data(args, device):
         make = {"pointer-generator": lambda: PointerGenerator(len(vocab), args.emb, args.hidden, coverage=True),
                 "copynet": lambda: CopyNet(len(vocab), args.emb, args.hidden),
                 "seq2seq": lambda: Seq2Seq(len(vocab), args.emb, args.hidden)}[args.model]
-        model = make().to(device)
+        model = accelerate(make()).to(device)          # as the recipes decode (their fast_path knob)
         max_src = 400
     return model.eval(), vocab, test, max_src
 

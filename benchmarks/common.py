@@ -58,7 +58,7 @@ TRAINING_CODE = ["dca_course/nn", "dca_course/losses.py", "dca_course/decoding.p
                  "dca_course/recipes/base.py", "dca_course/recipes/config.py", "dca_course/data/batching.py",
                  "dca_course/data/vocab.py", "dca_course/metrics.py"]
 POINTER_GENERATOR_CODE = TRAINING_CODE + ["dca_course/models/pointer_generator.py", "dca_course/recipes/copying.py",
-                                          "dca_course/data/synthnews"]
+                                          "dca_course/data/synthnews", "dca_course/fast"]
 SUMMARIZER_CODE = POINTER_GENERATOR_CODE + ["dca_course/models/copynet.py", "dca_course/models/dca.py",
                                             "dca_course/recipes/dca.py", "dca_course/data/agents.py"]
 DMN_CODE = TRAINING_CODE + ["dca_course/models/dmn.py", "dca_course/models/dmn_gate.py", "dca_course/models/dmn_match.py",
@@ -179,7 +179,8 @@ class StepTimer:
         self.config = PointerGeneratorConfig.from_profile(profile, overrides or {})
         self.recipe = PointerGeneratorRecipe(self.config)
         self.vocab = self.recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
-        self.model = self.recipe.build_model(self.vocab).to(self.device).set_coverage(coverage)
+        # the recipe's model as it trains: fast unless the overrides turn fast_path off
+        self.model = self.recipe.accelerated(self.recipe.build_model(self.vocab)).to(self.device).set_coverage(coverage)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.config.lr)
         self.model.train()
 

@@ -16,8 +16,8 @@ only the attention (with coverage) runs step by step.  ``--input-feeding`` times
 code instead (``x_t = W_x [E y_{t-1}; h*_{t-1}]``), where each step's input needs the previous
 step's attention, so the decoder LSTM runs cell by cell.  A third time, the LSTM layers with
 the decoder run one cell step at a time, shows how much that costs.  ``--reference`` times the
-straightforward code (:func:`dca_course.nn.attention.reference_code`) instead of the fast path.  Batches are the recipe's (16 articles of similar
-lengths, 400/100 tokens).
+models' own code (the recipe's ``--no-fast-path``) instead of the fast path (:mod:`dca_course.fast`).
+Batches are the recipe's (16 articles of similar lengths, 400/100 tokens).
 
 The three are timed in turns, ``--rounds`` times over the same batches, so that the load of a
 shared machine falls on all of them alike; each time is the fastest round's mean per step (the
@@ -36,7 +36,6 @@ from common import (POINTER_GENERATOR_CODE, StepTimer, command_line, length_buck
                     write_result_json)
 
 import dca_course
-from dca_course.nn.attention import reference_code
 
 
 def lstm_floor(config, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
@@ -59,7 +58,7 @@ def main(argv=None) -> dict:
                         help="the pointer-generator with input feeding, as See et al.'s code (the recipe's "
                              "default has none: its decoder LSTM runs fused)")
     parser.add_argument("--reference", action="store_true",
-                        help="time the straightforward code (dca_course.nn.attention.reference_code)")
+                        help="time the models' own code (the recipe's --no-fast-path) instead of dca_course.fast")
     parser.add_argument("--out", type=Path, default=None, help="write lstm_limit_{profile}.json here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -69,7 +68,7 @@ def main(argv=None) -> dict:
     from dca_course.data.synthnews import load_synthnews
 
     train, _, _ = load_synthnews(args.articles, 1, 1, seed=0)
-    overrides = {"input_feeding": bool(args.input_feeding)}
+    overrides = {"input_feeding": bool(args.input_feeding), "fast_path": not args.reference}
     timer = StepTimer(train, args.profile, overrides, coverage=True, device=device)
     config = timer.config
     groups = length_bucketed_batches(train, config.batch_size)[: args.steps + 2]
@@ -100,11 +99,7 @@ def main(argv=None) -> dict:
         (enc_out.sum() + dec_out.sum()).backward()
 
     timings = {"model": [], "lstm": [], "stepwise": []}
-    def time_model():
-        with reference_code(args.reference):
-            return time_per_call(timer.step, batches, device)
-
-    runs = {"model": time_model,
+    runs = {"model": lambda: time_per_call(timer.step, batches, device),
             "lstm": lambda: time_per_call(layers_step, shapes, device),
             "stepwise": lambda: time_per_call(lambda shape: layers_step(shape, stepwise=True), shapes, device)}
     for _ in range(args.rounds):

@@ -3,13 +3,13 @@ forward and backward, for the straightforward code and for the fast path.
 
     python benchmarks/step_profile.py [--profile fast|full] [--steps 6] [--rounds 5] [--out FOLDER]
 
-The straightforward code is what runs inside :func:`dca_course.nn.attention.reference_code`:
+The straightforward code is the models' own (``dca_course/models``, ``dca_course/nn``):
 ``model.step`` once per target word, the attention as its equations read (one layer per
-term, ``torch.tanh``).  The fast path is the default: the attention as one autograd
-operation with its backward pass written out, the output layers run once for all steps, and
-the keys' gradient summed over the steps in one matrix product (see
-``dca_course/nn/attention.py`` and ``teacher_forcing``).  Both compute the same numbers
-(``tests/test_fast_paths.py``).
+term, ``torch.tanh``).  The fast path is the recipes' default (:func:`dca_course.fast.accelerate`):
+the attention as one autograd operation with its backward pass written out, the output layers
+run once for all steps, and the keys' gradient summed over the steps in one matrix product (see
+``dca_course/fast``).  Both compute the same numbers (``tests/test_fast_paths.py``); one model
+switches between them in place (:func:`dca_course.fast.paper_code` and ``accelerate``).
 
 1. Timing: the two versions run in turns (``--rounds`` rounds of ``--steps`` training steps
    each, on the same batches), so that the machine's load falls on both alike; each round's
@@ -39,9 +39,14 @@ from common import POINTER_GENERATOR_CODE, StepTimer, command_line, cpu_name, le
 from torch.profiler import ProfilerActivity, profile
 
 import dca_course
-from dca_course.nn.attention import reference_code
+from dca_course.fast import accelerate, paper_code
 
 ROWS = 14   # operations shown per table
+
+
+def version(model, reference: bool):
+    """``model``, in place, as the paper's code (``reference``) or as its fast form."""
+    return paper_code(model) if reference else accelerate(model)
 
 
 def loss_of(timer: StepTimer, batch) -> torch.Tensor:
@@ -51,11 +56,11 @@ def loss_of(timer: StepTimer, batch) -> torch.Tensor:
 
 def cpu_seconds_per_step(timer: StepTimer, batches, reference: bool) -> float:
     """CPU seconds of this process per full training step (optimizer included)."""
-    with reference_code(reference):
-        start = time.process_time()
-        for batch in batches:
-            timer.step(batch)
-        return (time.process_time() - start) / len(batches)
+    version(timer.model, reference)
+    start = time.process_time()
+    for batch in batches:
+        timer.step(batch)
+    return (time.process_time() - start) / len(batches)
 
 
 def op_table(prof, n_steps: int) -> list[dict]:
@@ -74,13 +79,13 @@ def profile_version(timer: StepTimer, batches, reference: bool) -> dict:
     """Forward and backward profiled separately over ``batches`` (after the timing warmed up)."""
     fwd_total = bwd_total = 0.0
     tables = {}
-    with reference_code(reference):
-        with profile(activities=[ProfilerActivity.CPU]) as pf:
-            losses = [loss_of(timer, b) for b in batches]
-        with profile(activities=[ProfilerActivity.CPU]) as pb:
-            for loss in losses:
-                loss.backward()
-        timer.model.zero_grad(set_to_none=True)
+    version(timer.model, reference)
+    with profile(activities=[ProfilerActivity.CPU]) as pf:
+        losses = [loss_of(timer, b) for b in batches]
+    with profile(activities=[ProfilerActivity.CPU]) as pb:
+        for loss in losses:
+            loss.backward()
+    timer.model.zero_grad(set_to_none=True)
     for name, prof in (("forward", pf), ("backward", pb)):
         rows = op_table(prof, len(batches))
         tables[name] = rows
@@ -96,6 +101,7 @@ def recipe_speedups(steps: int, rounds: int) -> list[dict]:
     """Training-step CPU ms, reference against fast path in turns, for the recipes' models at the
     ``fast`` profile (batches of similar source lengths, as the recipes train)."""
     from dca_course.data.synthnews import load_synthnews
+    from dca_course.models.pointer_generator import PointerGenerator
     from dca_course.recipes import CopyNetRecipe, DCARecipe, PointerGeneratorRecipe
     from dca_course.registry import Dataset
 
@@ -111,7 +117,7 @@ def recipe_speedups(steps: int, rounds: int) -> list[dict]:
         vocab = recipe.build_vocab(Dataset("synthnews", "summaries", train, [], []))
         recipe._vocab = vocab
         model = recipe.build_model(vocab)
-        if hasattr(model, "set_coverage"):
+        if isinstance(model, PointerGenerator):
             model.set_coverage(True)
         model.train()
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -126,15 +132,15 @@ def recipe_speedups(steps: int, rounds: int) -> list[dict]:
 
         times = {"reference": [], "fast": []}
         for reference in (True, False):                 # warm-up
-            with reference_code(reference):
-                step(batches[0])
+            version(model, reference)
+            step(batches[0])
         for _ in range(rounds):
             for v in ("reference", "fast"):
-                with reference_code(v == "reference"):
-                    start = time.process_time()
-                    for b in batches[1:]:
-                        step(b)
-                    times[v].append(1000 * (time.process_time() - start) / (len(batches) - 1))
+                version(model, v == "reference")
+                start = time.process_time()
+                for b in batches[1:]:
+                    step(b)
+                times[v].append(1000 * (time.process_time() - start) / (len(batches) - 1))
         ref, fast = statistics.median(times["reference"]), statistics.median(times["fast"])
         rows.append({"model": label, "reference_ms": ref, "fast_ms": fast, "speedup": ref / fast})
     return rows
@@ -143,7 +149,8 @@ def recipe_speedups(steps: int, rounds: int) -> list[dict]:
 def compile_trial(B: int, S: int, A: int, D: int, calls: int = 50) -> dict:
     """Seconds to compile the attention step with ``torch.compile`` (dynamic shapes) and
     microseconds per forward + backward, compiled, eager (the equations) and hand-fused."""
-    from dca_course.nn.attention import _FusedAdditiveAttention, masked_softmax
+    from dca_course.fast.attention import _FusedAdditiveAttention
+    from dca_course.nn.attention import masked_softmax
 
     def equations(pk, q, cov, w_c, v, keys, mask):
         feats = pk + q.unsqueeze(1) + cov.unsqueeze(-1) * w_c

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .nn.attention import using_reference_code
 from .nn.copying import extended_to_vocab
 
 @dataclass
@@ -53,50 +52,12 @@ def teacher_inputs(batch) -> torch.Tensor:
     return torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
 
 
-def teacher_forcing(model, batch, log_probs: bool = True) -> dict:
-    """Run the decoder over :func:`teacher_inputs` and stack what every step returns:
-    ``log_probs`` (batch, T, width) and each ``info`` entry as (batch, T, ...).  The forward pass
-    of the pointer-generator, CopyNet and DCA.
-
-    A model whose step splits into ``recur`` (what step t hands to step t+1: the LSTM, the
-    attention, coverage) and ``readout`` (the output distribution, which nothing later reads)
-    runs only ``recur`` in the loop and ``readout`` once for all T steps: the same numbers with
-    a few large matrix products instead of T small ones.  Other models, and every model inside
-    :func:`~dca_course.nn.attention.reference_code`, run :func:`teacher_forcing_stepwise`.
-
-    With ``log_probs=False`` (all a training loss needs, see
-    :func:`~dca_course.losses.teacher_forced_nll`) a model with a ``target_readout`` gives
-    ``target_log_probs``, log P(y*_t), instead of ``log_probs`` (None); another returns what it
-    always returns.
-    """
-    if not hasattr(model, "recur") or using_reference_code():
-        return teacher_forcing_stepwise(model, batch)
-    state = model.encode(batch)
-    emb = model.embed(teacher_inputs(batch))                                  # all steps at once
-    if hasattr(model, "recur_sequence"):         # a model that can run its recurrence faster
-        state, carried = model.recur_sequence(emb, state)
-    else:
-        state, carried = recur_loop(model, emb, state)
-    if not log_probs and hasattr(model, "target_readout"):
-        log_probs, info = model.target_readout(carried, state, batch.tgt_out)
-    else:
-        log_probs, info = model.readout(carried, state)
-    return {"log_probs": log_probs, **info}
-
-
-def recur_loop(model, emb: torch.Tensor, state: dict):
-    """``model.recur`` over the steps of ``emb`` (batch, T, emb); what it carries, stacked as
-    (batch, T, ...)."""
-    carried: dict[str, list] = {}
-    for emb_t in emb.unbind(1):        # not emb[:, t]: its backward would zero-fill all T steps, T times
-        state, r = model.recur(emb_t, state)
-        for k, v in r.items():
-            carried.setdefault(k, []).append(v)
-    return state, {k: torch.stack(v, dim=1) for k, v in carried.items()}
-
-
-def teacher_forcing_stepwise(model, batch) -> dict:
-    """The reference for :func:`teacher_forcing`: ``model.step`` once per reference word."""
+def teacher_forcing(model, batch) -> dict:
+    """Run the decoder over :func:`teacher_inputs`, ``model.step`` once per reference word, and stack
+    what every step returns: ``log_probs`` (batch, T, width) and each ``info`` entry as
+    (batch, T, ...).  The forward pass of the pointer-generator, CopyNet and DCA, as the papers
+    define it.  (:func:`dca_course.fast.teacher_forcing` computes the same values, faster, with the
+    recurrence in one loop and the output layers once for all steps.)"""
     state = model.encode(batch)
     y_prev = teacher_inputs(batch)
     outs: dict[str, list] = {"log_probs": []}

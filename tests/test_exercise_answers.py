@@ -258,7 +258,7 @@ CASES = {
     "01.2": ([(lib_paper_cell, LIBRARY), (nn.GRUCell, LIBRARY)], (SwappedPaperCell, "swapped")),
     "02.1": ([(lib_dot_attention, LIBRARY), (AdditiveAttention(6, 6, 5), LIBRARY)],
              (AdditiveByHand(), "not the dot product")),
-    "02.2": ([(lib_forward, LIBRARY), (decoding.teacher_forcing_stepwise, LIBRARY)],
+    "02.2": ([(lib_forward, LIBRARY), (decoding.teacher_forcing, LIBRARY)],
              (wrong_teacher_forcing, "fed tgt_out")),
     "03.1": ([(dmn_features, LIBRARY)], (wrong_features, "bilinear terms are swapped")),
     "03.2": ([(lib_episode, LIBRARY)], (wrong_episode, "swapped")),

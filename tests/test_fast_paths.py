@@ -1,12 +1,15 @@
-"""The fast paths compute what the straightforward code computes.
+"""The two homes of every model compute the same numbers: the paper's code as written
+(:mod:`dca_course.nn`, :mod:`dca_course.models`) and its fast form (:mod:`dca_course.fast`).
 
-Training runs the attention as one autograd operation with a hand-written backward pass, the
-extended-vocabulary log-probabilities likewise, the keys' gradient as one product over the
-steps, and the output layers once for all steps.  ``reference_code()`` switches all of that
-back to the equations as written, step by step; these tests hold the two to the same loss and
-the same gradient of every parameter (float64: to rounding; float32: within 1e-5).
+A model made fast (:func:`dca_course.fast.accelerate`) runs the attention as one autograd operation
+with a hand-written backward pass, the extended-vocabulary log-probabilities likewise, the keys'
+gradient as one product over the steps, and the output layers once for all steps.  These tests
+hold the two to the same loss and the same gradient of every parameter (float64: to rounding;
+float32: within 1e-5).
 """
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
@@ -14,12 +17,27 @@ import torch
 import dca_course
 from dca_course.data.examples import Example
 from dca_course.data.vocab import Vocab
+from dca_course.fast import FAST_FORMS, accelerate
+from dca_course.fast.attention import FastAdditiveAttention, step_keys
+from dca_course.fast.copying import log_final_distribution
+from dca_course.fast.models import FastDCA, FastPointerGenerator
 from dca_course.losses import coverage_loss, sequence_nll, teacher_forced_nll
 from dca_course.models.copynet import CopyNet
 from dca_course.models.dca import DCA
-from dca_course.models.pointer_generator import (PointerGenerator, log_final_distribution,
-                                                 log_final_distribution_reference)
-from dca_course.nn.attention import AdditiveAttention, reference_code, step_keys, using_reference_code
+from dca_course.models.pointer_generator import PointerGenerator
+from dca_course.models.seq2seq import Seq2Seq
+from dca_course.nn.attention import AdditiveAttention
+from dca_course.nn.copying import final_distribution, safe_log
+
+
+def paper_log_final_distribution(logits, p_gen, attn, src_ext, n_oov):
+    """The definition: See et al.'s eqs. (4) and (9) as written, then ``safe_log``."""
+    return safe_log(final_distribution(torch.softmax(logits, dim=-1), attn, p_gen, src_ext, n_oov))
+
+
+def fast_copy(model):
+    """A fast model with ``model``'s weights (``model`` itself stays the paper's code)."""
+    return accelerate(copy.deepcopy(model))
 
 
 def _attention_inputs(dtype, coverage: bool, seed: int = 0):
@@ -37,9 +55,8 @@ def _attention_inputs(dtype, coverage: bool, seed: int = 0):
     return att, q, k, c, mask, g
 
 
-def _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference: bool):
-    with reference_code(reference):
-        ctx, w = att(q, k, mask, coverage=c)
+def _attention_grads(att, q, k, c, mask, g_ctx, g_w):
+    ctx, w = att(q, k, mask, coverage=c)
     inputs = [q, k] + ([c] if c is not None else []) + list(att.parameters())
     grads = torch.autograd.grad((ctx * g_ctx).sum() + (w * g_w).sum(), inputs, allow_unused=True)
     return [ctx, w] + [torch.zeros(()) if x is None else x for x in grads]
@@ -50,8 +67,10 @@ def _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference: bool):
 def test_fused_attention_equals_the_equations(coverage, dtype, tol):
     att, q, k, c, mask, g = _attention_inputs(dtype, coverage)
     g_ctx, g_w = torch.randn(3, 6, generator=g, dtype=dtype), torch.randn(3, 9, generator=g, dtype=dtype)
-    fast = _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference=False)
-    ref = _attention_grads(att, q, k, c, mask, g_ctx, g_w, reference=True)
+    fast_att = fast_copy(att)
+    assert type(fast_att) is FastAdditiveAttention and type(att) is AdditiveAttention
+    fast = _attention_grads(fast_att, q, k, c, mask, g_ctx, g_w)
+    ref = _attention_grads(att, q, k, c, mask, g_ctx, g_w)
     for a, b in zip(fast, ref):
         assert torch.allclose(a, b, atol=tol, rtol=0), (a - b).abs().max()
     w = fast[1]
@@ -64,7 +83,7 @@ def test_fused_attention_gradcheck():
     qp = att.W_s(q).detach().requires_grad_()
     w_c = att.w_c.weight.view(-1).detach().requires_grad_()
     v = att.v.weight.view(-1).detach().requires_grad_()
-    from dca_course.nn.attention import _FusedAdditiveAttention
+    from dca_course.fast.attention import _FusedAdditiveAttention
 
     def f(pk, qp, c, w_c, v, k):
         return _FusedAdditiveAttention.apply(pk, qp, c, w_c, v, k, mask)
@@ -77,23 +96,53 @@ def test_step_keys_sums_the_context_gradient_of_all_steps():
     att, q, k, c, mask, g = _attention_inputs(torch.float64, coverage=False)
     queries = [torch.randn(3, 5, generator=g, dtype=torch.float64) for _ in range(3)]
 
-    def total(keys):
-        return sum((att(qt, keys, mask)[0] * (i + 1)).sum() for i, qt in enumerate(queries))
+    def total(attention, keys):
+        return sum((attention(qt, keys, mask)[0] * (i + 1)).sum() for i, qt in enumerate(queries))
 
-    (fast,) = torch.autograd.grad(total(step_keys(k)), [k])
-    with reference_code():
-        (ref,) = torch.autograd.grad(total(k), [k])
+    keys = step_keys(k)
+    assert len(keys._attention_grad_sink) == 0
+    loss = total(fast_copy(att), keys)
+    assert len(keys._attention_grad_sink) == 0           # the steps' shares arrive during backward
+    (fast,) = torch.autograd.grad(loss, [k])
+    (ref,) = torch.autograd.grad(total(att, k), [k])
     assert torch.allclose(fast, ref, atol=1e-12)
     assert step_keys(k.detach()) is not None and not hasattr(step_keys(k.detach()), "_attention_grad_sink")
 
 
-def test_reference_code_switches_back_even_after_an_error():
-    assert not using_reference_code()
-    with pytest.raises(RuntimeError):
-        with reference_code():
-            assert using_reference_code()
-            raise RuntimeError("boom")
-    assert not using_reference_code()
+def test_accelerate_changes_the_classes_in_place_and_nothing_else():
+    """No global switch: ``accelerate`` turns one model's modules into their fast forms, keeping its
+    weights; a model built beside it stays the paper's code."""
+    dca_course.seed_everything(0)
+    model, other = PointerGenerator(20, 8, 6, coverage=True), PointerGenerator(20, 8, 6)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    params = list(model.parameters())
+    rng = torch.get_rng_state()
+    assert accelerate(model) is model
+    assert type(model) is FastPointerGenerator and type(model.attention) is FastAdditiveAttention
+    assert isinstance(model, PointerGenerator) and model.coverage and model.config["coverage"] is True
+    assert all(a is b for a, b in zip(model.parameters(), params)) and torch.equal(torch.get_rng_state(), rng)
+    assert model.state_dict().keys() == before.keys()
+    assert all(torch.equal(model.state_dict()[k], v) for k, v in before.items())
+    assert type(other) is PointerGenerator and type(other.attention) is AdditiveAttention
+    assert type(accelerate(model)) is FastPointerGenerator                     # twice: the same
+    seq2seq = accelerate(Seq2Seq(20, 8, 6))               # no fast form of its own: its attention has one
+    assert type(seq2seq) is Seq2Seq and type(seq2seq.attention) is FastAdditiveAttention
+    assert type(accelerate(DCA(20, 8, 6)).word_attention) is FastAdditiveAttention
+    assert all(issubclass(fast, paper) for paper, fast in FAST_FORMS.items())
+    assert type(copy.deepcopy(model)) is FastPointerGenerator                   # gpu.copy_to deep-copies
+
+
+def test_the_recipes_turn_the_fast_path_on_from_their_config():
+    from dca_course.recipes import DCAConfig, DCARecipe, PointerGeneratorConfig, PointerGeneratorRecipe
+
+    vocab = _vocab()
+    for config_class, recipe_class, fast_class in ((PointerGeneratorConfig, PointerGeneratorRecipe,
+                                                    FastPointerGenerator), (DCAConfig, DCARecipe, FastDCA)):
+        on, off = config_class.from_profile("fast"), config_class.from_profile("fast", {"fast_path": False})
+        assert on.fast_path is True and off.fast_path is False
+        recipe_on, recipe_off = recipe_class(on), recipe_class(off)
+        assert type(recipe_on.accelerated(recipe_on.build_model(vocab))) is fast_class
+        assert type(recipe_off.accelerated(recipe_off.build_model(vocab))) is recipe_class.model_class
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
@@ -108,7 +157,7 @@ def test_log_final_distribution_equals_the_equations(dtype, tol):
     src_ext = torch.tensor([[0, 7, 3, 7, 8], [2, 2, 7, 1, 0]])   # repeats, OOV ids; row 1 has no 2nd OOV
     upstream = torch.randn(B, T, V + n_oov, generator=g, dtype=dtype)   # a dense gradient, not only NLL's
     outs = []
-    for f in (log_final_distribution, log_final_distribution_reference):
+    for f in (log_final_distribution, paper_log_final_distribution):
         lp = f(logits, p_gen, attn, src_ext, n_oov)
         outs.append([lp] + list(torch.autograd.grad((lp * upstream).sum(), [logits, p_gen, attn])))
     for a, b in zip(*outs):
@@ -217,16 +266,15 @@ def _examples(n=4, seed=0):
     return exs
 
 
-def _loss_and_grads(model, batch, coverage: bool, reference: bool, dense: bool = True):
-    with reference_code(reference):
-        # without a dense term, the recipe's loss: log P(y*) alone where the model gives it (the fast
-        # path), else gathered from log P
-        out = model(batch) if dense else model(batch, log_probs=False)
-        loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
-        if coverage:
-            loss = loss + coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
-        if dense:   # a dense term too, so that every column of the extended vocabulary gets a gradient
-            loss = loss + 1e-2 * (out["log_probs"].clamp_min(-30).exp() * out["log_probs"].clamp_min(-30)).sum()
+def _loss_and_grads(model, batch, coverage: bool, dense: bool = True):
+    # without a dense term, the recipe's loss: log P(y*) alone where the model gives it (the fast
+    # model), else gathered from log P
+    out = model(batch) if dense else model(batch, log_probs=False)
+    loss = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
+    if coverage:
+        loss = loss + coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)
+    if dense:   # a dense term too, so that every column of the extended vocabulary gets a gradient
+        loss = loss + 1e-2 * (out["log_probs"].clamp_min(-30).exp() * out["log_probs"].clamp_min(-30)).sum()
     params = [p for p in model.parameters() if p.requires_grad]
     grads = torch.autograd.grad(loss, params, allow_unused=True)
     return loss.detach(), [torch.zeros(()) if g is None else g for g in grads]
@@ -245,34 +293,34 @@ PG_VARIANTS = [dict(coverage=True), dict(coverage=False), dict(coverage=True, in
 @pytest.mark.parametrize("kwargs", PG_VARIANTS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("dense", [True, False], ids=["nll+dense", "nll"])
-def test_pointer_generator_fast_path_equals_reference(kwargs, dtype, tol, dense):
+def test_pointer_generator_fast_form_equals_the_paper_code(kwargs, dtype, tol, dense):
     dca_course.seed_everything(0)
     vocab = _vocab()
     model = PointerGenerator(len(vocab), 8, 6, **kwargs).to(dtype)
     torch.nn.init.normal_(model.attention.w_c.weight)        # coverage's weight, not its zero start
     batch = _pg_batch(vocab, _examples())
-    fast = _loss_and_grads(model, batch, model.coverage, reference=False, dense=dense)
-    ref = _loss_and_grads(model, batch, model.coverage, reference=True, dense=dense)
+    fast = _loss_and_grads(fast_copy(model), batch, model.coverage, dense=dense)
+    ref = _loss_and_grads(model, batch, model.coverage, dense=dense)
     assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
     for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
         assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
-def test_copynet_fast_path_equals_reference(dtype, tol):
+def test_copynet_fast_form_equals_the_paper_code(dtype, tol):
     dca_course.seed_everything(0)
     vocab = _vocab()
     model = CopyNet(len(vocab), 8, 6).to(dtype)
     batch = _pg_batch(vocab, _examples())
-    fast = _loss_and_grads(model, batch, False, reference=False)
-    ref = _loss_and_grads(model, batch, False, reference=True)
+    fast = _loss_and_grads(fast_copy(model), batch, False)
+    ref = _loss_and_grads(model, batch, False)
     assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
     for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
         assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
-def test_dca_fast_path_equals_reference(dtype, tol):
+def test_dca_fast_form_equals_the_paper_code(dtype, tol):
     from dca_course.data.agents import collate_agents
 
     dca_course.seed_everything(0)
@@ -280,15 +328,15 @@ def test_dca_fast_path_equals_reference(dtype, tol):
     model = DCA(len(vocab), 8, 6, context_layers=1).to(dtype)
     examples = _examples()
     batch = collate_agents(examples, vocab, n_agents=3)
-    fast = _loss_and_grads(model, batch, False, reference=False)
-    ref = _loss_and_grads(model, batch, False, reference=True)
+    fast = _loss_and_grads(fast_copy(model), batch, False)
+    ref = _loss_and_grads(model, batch, False)
     assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)
     for (name, _), a, b in zip(model.named_parameters(), fast[1], ref[1]):
         assert torch.allclose(a, b, atol=tol, rtol=tol), (name, (a - b).abs().max())
 
 
 def _copying_model(kind: str):
-    """A pointer-generator (with coverage, its weight not zero) or a DCA, and a batch for it."""
+    """A pointer-generator (with coverage, its weight not zero) or a DCA, the paper's code, and a batch for it."""
     from dca_course.data.agents import collate_agents
 
     dca_course.seed_everything(0)
@@ -306,7 +354,8 @@ def test_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(kind, reduc
     """The recipes' loss reads ``target_log_probs`` of ``model(batch, log_probs=False)``, which
     computes nothing else of the distribution; the loss and every gradient are those of
     ``sequence_nll`` over ``log_probs``, to the bit (float32, as training runs)."""
-    model, batch = _copying_model(kind)
+    paper, batch = _copying_model(kind)
+    model = fast_copy(paper)
     out, lean = model(batch), model(batch, log_probs=False)
     assert "target_log_probs" not in out                      # model(batch) gives what it always gave
     assert lean["target_log_probs"].shape == batch.tgt_out.shape and lean["log_probs"] is None
@@ -320,8 +369,7 @@ def test_loss_from_target_log_probs_is_the_gathered_loss_bit_for_bit(kind, reduc
     for other in results[1:]:
         for name, a, b in zip(names, results[0], other):
             assert torch.equal(_bits(a), _bits(b)), name
-    with reference_code():
-        assert "target_log_probs" not in model(batch, log_probs=False)   # the step-by-step reference
+    assert "target_log_probs" not in paper(batch, log_probs=False)   # the paper's code, step by step
 
 
 def test_without_input_feeding_the_decoder_is_one_fused_lstm():
@@ -347,7 +395,7 @@ def test_freed_memory_is_kept_on_linux(monkeypatch):
 @pytest.mark.parametrize("coverage", [False, True])
 def test_attention_over_steps_gradcheck(coverage):
     """All steps at once, coverage carried from step to step, against numerical gradients."""
-    from dca_course.nn.attention import attention_over_steps
+    from dca_course.fast.attention import attention_over_steps
 
     att, _, k, _, mask, g = _attention_inputs(torch.float64, coverage=True)
     q = torch.randn(3, 4, 7, generator=g, dtype=torch.float64, requires_grad=True)   # 4 steps
@@ -363,7 +411,7 @@ def test_attention_over_steps_gradcheck(coverage):
 
 def test_step_keys_survive_a_second_backward_of_the_same_graph():
     att, q, k, _, mask, g = _attention_inputs(torch.float64, coverage=False)
-    keys = step_keys(k)
+    keys, att = step_keys(k), fast_copy(att)
     loss = sum(att(torch.randn(3, 5, generator=g, dtype=torch.float64), keys, mask)[0].sum() for _ in range(2))
     (first,) = torch.autograd.grad(loss, [k], retain_graph=True)
     (second,) = torch.autograd.grad(loss, [k])

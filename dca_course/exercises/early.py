@@ -115,12 +115,13 @@ def check_teacher_forcing(forward, *, seed: int = 0, atol: float = 1e-5) -> bool
     ``Seq2SeqBatch``; the answer is the log-probabilities of every target position,
     (batch, tgt_len, V), as ``model(batch)["log_probs"]``.
     """
-    from ..decoding import teacher_forcing, teacher_forcing_stepwise
+    from ..decoding import teacher_forcing
+    from ..fast import teacher_forcing as fast_teacher_forcing
     from ..models.seq2seq import Seq2Seq
 
     what = f"check_teacher_forcing({_name(forward)})"
     model, batch = _tiny_seq2seq(seed)
-    answers = Answers(functions=(Seq2Seq.forward, teacher_forcing, teacher_forcing_stepwise))
+    answers = Answers(functions=(Seq2Seq.forward, teacher_forcing, fast_teacher_forcing))
     with torch.no_grad():
         want = model(batch)["log_probs"]
         got, error = _call(forward, model, batch, call="forward(model, batch)", answers=answers)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..nn.attention import AdditiveAttention, attention_over_steps, masked_softmax
+from ..fast.attention import FastAdditiveAttention, attention_over_steps
+from ..nn.attention import AdditiveAttention, masked_softmax
 from ..nn.gru import GRU, GRUCell
 from .guard import LIBRARY, AnswerCalled, Answers, guarded
 
@@ -22,7 +23,8 @@ GRU_ANSWERS = Answers(functions=(GRUCell, GRU, nn.GRUCell, nn.GRU),
                       ops={"gru_cell": f"PyTorch's fused GRU step, {LIBRARY}",
                            "gru": f"PyTorch's fused GRU, {LIBRARY}"})
 # Attention's answer: the library's attention and masked softmax, and PyTorch's attention.
-ATTENTION_ANSWERS = Answers(functions=(AdditiveAttention, masked_softmax, attention_over_steps, nn.MultiheadAttention),
+ATTENTION_ANSWERS = Answers(functions=(AdditiveAttention, FastAdditiveAttention, masked_softmax, attention_over_steps,
+                                       nn.MultiheadAttention),
                             ops={"scaled_dot_product_attention": f"PyTorch's attention, {LIBRARY}"})
 
 

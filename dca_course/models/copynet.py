@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from ..decoding import teacher_forcing
-from ..nn.attention import AdditiveAttention, step_keys
+from ..nn.attention import AdditiveAttention
 from ..nn.copying import extended_to_vocab, gen_plus_copy, oov_slots, safe_log
 from ..nn.encoders import BiRNNEncoder
 
@@ -107,7 +107,7 @@ class CopyNet(nn.Module):
         back_first = last[:, keys.size(-1) // 2:]                              # <-h_1
         B, S = batch.src.shape
         return {
-            "keys": step_keys(keys),                                           # see nn.attention
+            "keys": keys,                                                      # the memory M
             "proj_keys": self.attention.project_keys(keys),
             "copy_keys": torch.tanh(self.W_c(keys)),                           # sigma(h_j^T W_c), once
             "mask": batch.src_mask,

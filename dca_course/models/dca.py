@@ -73,16 +73,12 @@ distribution over the extended vocabulary, and the agent attention mixes them::
 Eq. (14) is the pointer-generator's final distribution
 (:func:`~dca_course.nn.copying.final_distribution`), computed for all
 (batch * agents) rows at once.  Empty agents get exactly zero agent attention, so they add
-nothing to eq. (10) or (15).  Written as above, eq. (14) holds batch * agents rows of the
-extended vocabulary per step (with V = 50,000, a few GB for a teacher-forced batch of 16 x 100
-steps); the model computes the same P with the sum over agents taken first,
-
-    P(w) = (sum_a g_a^t p_a^t) P_voc(w) + sum_{(a, i): w_{a,i} = w} g_a^t (1 - p_a^t) l_{a,i}^t,
-
-one row per step, with a hand-written backward pass (:func:`log_mixed_distribution`); inside
-:func:`~dca_course.nn.attention.reference_code` it runs eqs. (14) and (15) as written, and the tests
-hold both equal.  The word attention's keys get their gradient from all steps in one product
-(:func:`~dca_course.nn.attention.step_keys`).
+nothing to eq. (10) or (15).  This module is the paper's code as written;
+:class:`dca_course.fast.models.FastDCA` computes the same values faster, with eqs. (14)-(15) as one
+distribution with the sum over agents taken first and a hand-written backward pass (eq. 14 as
+written holds batch * agents rows of the extended vocabulary per step: with V = 50,000, a few GB
+for a teacher-forced batch of 16 x 100 steps), and :func:`dca_course.fast.accelerate` turns a
+model into one.
 
 Decoding protocol (see :mod:`dca_course.models`): ``encode(batch)`` returns a dict of
 batch-first tensors (agents and words as further dimensions), ``step(y_prev, state)`` takes
@@ -95,12 +91,11 @@ import torch
 from torch import nn
 
 from ..decoding import teacher_forcing
-from ..nn.attention import AdditiveAttention, step_keys, using_reference_code
-from ..nn.copying import extended_to_vocab, final_distribution, log_gen_copy, oov_slots, safe_log, source_index
+from ..nn.attention import AdditiveAttention
+from ..nn.copying import extended_to_vocab, final_distribution, oov_slots, safe_log
 from ..nn.encoders import BiRNN
 
-__all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "log_mixed_distribution",
-           "mix_agents"]
+__all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents"]
 
 
 def last_states(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -123,30 +118,6 @@ def agent_messages(last: torch.Tensor, agent_mask: torch.Tensor) -> torch.Tensor
     others = (total - last * m)                                              # sum over m != a
     count = (m.sum(dim=1, keepdim=True) - m).clamp_min(1.0)                  # M - 1 (non-empty)
     return others / count
-
-
-def _with_sink(view: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
-    """``view`` (a reshaped view of ``source``) marked, like ``source``, as keys prepared by
-    :func:`~dca_course.nn.attention.step_keys`, so that the attention finds the shared sink."""
-    sink = getattr(source, "_attention_grad_sink", None)
-    if sink is not None:
-        view._attention_grad_sink = sink
-    return view
-
-
-def log_mixed_distribution(logits: torch.Tensor, gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor,
-                           n_oov: int, target: torch.Tensor | None = None, full: bool = True):
-    """log P of eqs. (14)-(15) with the sum over agents taken first, floored as ``safe_log`` does:
-
-        P(w) = sum_a g_a P^a(w) = (sum_a g_a p_a) P_voc(w) + sum_{(a, i): w_{a,i} = w} g_a (1 - p_a) l_{a,i}
-
-    logits (batch, ..., V) (P_voc = softmax(logits)), gen = sum_a g_a p_a (batch, ..., 1), copy =
-    g_a (1 - p_a) l_{a,i} (batch, ..., agents, len), src_ext (batch, agents, len).  The same numbers as
-    :func:`mix_agents` over :func:`~dca_course.nn.copying.final_distribution`, without the agents x
-    extended-vocabulary tensor: one distribution, as a pointer-generator over all the agents' words.
-    ``target``, ``full``: also (or only) log P of the reference words, as ``log_gen_copy`` gives it."""
-    flat = copy.flatten(-2)                                                       # (batch, ..., agents * len)
-    return log_gen_copy(logits, gen, flat, source_index(src_ext.flatten(1), flat), n_oov, target, full)
 
 
 def mix_agents(p_agents: torch.Tensor, agent_attn: torch.Tensor) -> torch.Tensor:
@@ -254,13 +225,8 @@ class DCA(nn.Module):
     # -- the decoding protocol ---------------------------------------------------------------
     def encode(self, batch) -> dict:
         mask = batch.src_mask                                                   # (B, M, L)
-        keys, final = self.encode_agents(batch.src, mask)                      # (B, M, L, H)
+        keys, final = self.encode_agents(batch.src, mask)                      # h^(K+1): (B, M, L, H)
         B, M, L, H = keys.shape
-        # the gradient that every step's word attention sends the keys, in one product after the
-        # last step (see nn.attention.step_keys); the same values
-        flat = step_keys(keys.reshape(B * M, L, H))
-        if flat is not keys:
-            keys = _with_sink(flat.view(B, M, L, H), flat)
         return {
             "keys": keys,
             "proj_keys": self.word_attention.project_keys(keys),               # W5 h, once
@@ -288,7 +254,7 @@ class DCA(nn.Module):
         # word attention inside every agent: agents as a batch dimension
         s_rep = s.unsqueeze(1).expand(B, M, H).reshape(B * M, H)
         ctx_a, word_attn = self.word_attention(
-            s_rep, _with_sink(keys.reshape(B * M, L, H), keys), mask.reshape(B * M, L),
+            s_rep, keys.reshape(B * M, L, H), mask.reshape(B * M, L),
             projected_keys=state["proj_keys"].reshape(B * M, L, -1))               # eqs. (7), (8)
         ctx_a = ctx_a.view(B, M, H)                                                  # c_a^t
         context, agent_attn = self.agent_attention(s, ctx_a, state["agent_mask"])   # eqs. (9), (10)
@@ -302,11 +268,10 @@ class DCA(nn.Module):
         hidden = self.out_hidden(features)
         return self.out(torch.tanh(hidden) if self.vocab_mlp == "tanh" else hidden)
 
-    def readout(self, r: dict, state: dict, targets: torch.Tensor | None = None):
+    def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_voc (eq. 11 / 12), p_gen (eq. 13), each agent's distribution (eq. 14) and their mix
-        (eq. 15).  Returns ``(log P, info)``; with the reference words ``targets`` (batch, T), see
-        :meth:`target_readout`."""
+        (eq. 15).  Returns ``(log P, info)``."""
         s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
         M = ctx_a.size(-2)
         feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
@@ -315,27 +280,9 @@ class DCA(nn.Module):
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s), per_agent(x)], -1)))  # eq. (13)
         n_oov = state["oov_mask"].size(1)
         info = {"word_attn": word_attn, "agent_attn": agent_attn, "p_gen": p_gen.squeeze(-1), "s": s}
-        if using_reference_code():
-            p_vocab = torch.softmax(logits, -1)
-            p_agents = final_distribution(per_agent(p_vocab), word_attn, p_gen, state["src_ext"], n_oov)  # eq. (14)
-            return safe_log(mix_agents(p_agents, agent_attn)), info                                 # eq. (15)
-        # eqs. (14) and (15) with the sum over agents taken first (the same P, see log_mixed_distribution)
-        g = agent_attn.unsqueeze(-1)                                                      # (..., M, 1)
-        gen = (g * p_gen).sum(-2)                                                        # sum_a g_a p_a
-        copy = (g * (1.0 - p_gen)) * word_attn                                           # g_a (1 - p_a) l_{a,i}
-        if targets is None:
-            return log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov), info
-        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
-        _, info["target_log_probs"] = log_mixed_distribution(logits, gen, copy, state["src_ext"], n_oov,
-                                                             targets, full=False)
-        return None, info
-
-    def target_readout(self, r: dict, state: dict, targets: torch.Tensor):
-        """:meth:`readout` for a training loss: log P(y*_t) of the reference words ``targets``
-        (batch, T) (extended ids) alone, as ``info["target_log_probs"]``, and log P None; the same
-        numbers, bit for bit, for less work forward and backward (``full=False`` of
-        :func:`~dca_course.nn.copying.log_gen_copy`).  Teacher forcing calls it for the loss."""
-        return self.readout(r, state, targets)
+        p_vocab = torch.softmax(logits, -1)
+        p_agents = final_distribution(per_agent(p_vocab), word_attn, p_gen, state["src_ext"], n_oov)  # eq. (14)
+        return safe_log(mix_agents(p_agents, agent_attn)), info                                 # eq. (15)
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
@@ -344,9 +291,9 @@ class DCA(nn.Module):
         return log_probs, new_state, info
 
     def forward(self, batch, log_probs: bool = True) -> dict:
-        """Teacher forcing.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``
+        """Teacher forcing, step by step.  Returns ``log_probs`` (batch, T, V + n_oov), ``word_attn``
         (batch, T, agents, len), ``agent_attn`` and ``p_gen`` (batch, T, agents), and the
-        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss).  ``log_probs=False``:
-        ``target_log_probs`` (batch, T), log P(y*_t), instead of ``log_probs`` (None), all that
-        the training loss needs, with less work."""
-        return teacher_forcing(self, batch, log_probs)
+        decoder states ``s`` (batch, T, H) (for the semantic cohesion loss).  ``log_probs=False``
+        lets the fast model (:mod:`dca_course.fast`) skip log P when a loss reads log P(y*_t)
+        alone; this code always computes it."""
+        return teacher_forcing(self, batch)

@@ -54,10 +54,12 @@ Decoding protocol (see :mod:`dca_course.models`): ``step(y_prev, state)`` takes 
 itself before the embedding, so the embedding never sees an extended id.
 
 What this model shares with CopyNet and DCA lives outside it: the bi-LSTM encoder in
-:mod:`dca_course.nn.encoders`; eq. (9) (:func:`~dca_course.nn.copying.final_distribution` and its
-fast log form), eq. (12) (:func:`~dca_course.nn.copying.coverage_terms`) and the extended-id -> UNK
-map in :mod:`dca_course.nn.copying`; teacher forcing in :mod:`dca_course.decoding`.  They are
-imported here, so ``from dca_course.models.pointer_generator import final_distribution`` works.
+:mod:`dca_course.nn.encoders`; eq. (9) (:func:`~dca_course.nn.copying.final_distribution`), eq. (12)
+(:func:`~dca_course.nn.copying.coverage_terms`) and the extended-id -> UNK map in
+:mod:`dca_course.nn.copying`; teacher forcing in :mod:`dca_course.decoding`.  This module is the
+paper's code as written; :class:`dca_course.fast.models.FastPointerGenerator` computes the same
+values faster (a fused recurrence, a hand-written backward pass), and
+:func:`dca_course.fast.accelerate` turns a model into one.
 """
 from __future__ import annotations
 
@@ -65,12 +67,11 @@ import torch
 from torch import nn
 
 from ..decoding import teacher_forcing
-from ..nn.attention import AdditiveAttention, attention_over_steps, step_keys
-from ..nn.copying import (coverage_terms, extended_to_vocab, final_distribution, log_final_distribution,
-                          log_final_distribution_reference, oov_slots, safe_log)
+from ..nn.attention import AdditiveAttention
+from ..nn.copying import coverage_terms, extended_to_vocab, final_distribution, oov_slots, safe_log
 from ..nn.encoders import BiRNNEncoder
 
-__all__ = ["PointerGenerator", "final_distribution", "log_final_distribution", "log_final_distribution_reference"]
+__all__ = ["PointerGenerator", "final_distribution"]
 
 
 class PointerGenerator(nn.Module):
@@ -132,7 +133,7 @@ class PointerGenerator(nn.Module):
         keys, last = self.encoder(batch.src, batch.src_mask)                # (batch, src_len, 2H)
         B, S = batch.src.shape
         state = {
-            "keys": step_keys(keys),                                        # see nn.attention
+            "keys": keys,                                                   # h_i
             "proj_keys": self.attention.project_keys(keys),                 # W_h h_i, once
             "mask": batch.src_mask,
             "h": torch.relu(self.reduce_h(last)),                           # (batch, H)
@@ -163,13 +164,12 @@ class PointerGenerator(nn.Module):
         new_state, carried = self._attend(h, x, state)
         return {**new_state, "h": h, "c": c}, carried
 
-    def _attend(self, h, x, state, query_proj=None):
+    def _attend(self, h, x, state):
         """Eqs. (1)-(3), (10)-(11) for the decoder state h = s_t; the step's new state and what
         :meth:`readout` needs."""
         coverage = state["coverage"]                                                 # c^t, eq. (10)
         context, attn = self.attention(h, state["keys"], state["mask"], projected_keys=state["proj_keys"],
-                                       coverage=coverage if self.coverage else None,
-                                       query_proj=query_proj)                        # eqs. (1)-(3)/(11)
+                                       coverage=coverage if self.coverage else None)  # eqs. (1)-(3)/(11)
         if not self.coverage:
             # w_c unused: keep it in the graph with a zero gradient, as DistributedDataParallel
             # wants of every parameter (it stays exactly zero under Adam).
@@ -177,78 +177,20 @@ class PointerGenerator(nn.Module):
         new_state = {**state, "context": context, "coverage": coverage + attn}
         return new_state, {"h": h, "context": context, "x": x, "attn": attn, "coverage": coverage}
 
-    def recur_sequence(self, emb: torch.Tensor, state: dict):
-        """All T steps of the recurrence for teacher forcing; ``emb`` (batch, T, emb).  With
-        input feeding each step's LSTM input needs the previous step's context, so the steps
-        run one by one (as :func:`~dca_course.decoding.recur_loop` runs them).  Without it the decoder LSTM runs over the whole
-        target in one fused call and W_s s_t is one matrix product for all steps; only the
-        attention scores (whose coverage needs the attention before them) stay step by step
-        (:func:`~dca_course.nn.attention.attention_over_steps`)."""
-        if self.input_feeding:
-            return self._recur_fed(emb, state)
-        states, (h_n, c_n) = self.cell(emb, (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
-        query_proj = self.attention.W_s(states)                                      # (batch, T, attn)
-        context, attn, coverage = attention_over_steps(
-            self.attention, state["keys"], state["mask"], query_proj, state["coverage"],
-            coverage=self.coverage, projected_keys=state["proj_keys"])              # eqs. (1)-(3), (10)-(11)
-        if not self.coverage:
-            context = context + 0.0 * self.attention.w_c.weight.sum()              # as in _attend
-        state = {**state, "h": h_n.squeeze(0), "c": c_n.squeeze(0), "context": context[:, -1],
-                 "coverage": coverage[:, -1] + attn[:, -1]}
-        return state, {"h": states, "context": context, "x": emb, "attn": attn, "coverage": coverage}
-
-    def _recur_fed(self, emb: torch.Tensor, state: dict):
-        """Teacher forcing with input feeding: x_t = W_x [E y_{t-1}; h*_{t-1}] + b splits into
-        W_x^E E y_{t-1} + b, one matrix product for all steps before the loop, and
-        W_x^h h*_{t-1}, the only part a step must wait for."""
-        E = emb.size(-1)
-        W = self.input_proj.weight
-        x_emb = nn.functional.linear(emb, W[:, :E], self.input_proj.bias)          # (batch, T, emb)
-        W_ctx_t = W[:, E:].t()
-        carried: dict[str, list] = {}
-        for x_emb_t in x_emb.unbind(1):
-            x = torch.addmm(x_emb_t, state["context"], W_ctx_t)                      # x_t
-            h, c = self.cell(x, (state["h"], state["c"]))                            # s_t = h
-            new_state, r = self._attend(h, x, state)
-            state = {**new_state, "h": h, "c": c}
-            for k, v in r.items():
-                carried.setdefault(k, []).append(v)
-        return state, {k: torch.stack(v, dim=1) for k, v in carried.items()}
-
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_vocab (eq. 4), p_gen (eq. 8), the final distribution (eq. 9) and the coverage terms
         (eq. 12).  Returns ``(log P, info)``."""
         h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
         logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
-        info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
+        info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}   # eq. (12)
+        p_vocab = torch.softmax(logits, dim=-1)                                      # eq. (4)
         if not self.pointer:
-            return safe_log(torch.softmax(logits, dim=-1)), info
+            return safe_log(p_vocab), info
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)
         info["p_gen"] = p_gen.squeeze(-1)
-        log_probs = log_final_distribution(logits, p_gen, attn, state["src_ext"],
-                                           state["oov_mask"].size(1))               # eqs. (4), (9)
-        return log_probs, info
-
-    def target_readout(self, r: dict, state: dict, targets: torch.Tensor):
-        """:meth:`readout` for a training loss: log P(y*_t) of the reference words ``targets``
-        (batch, T) (extended ids) alone, as ``info["target_log_probs"]``, and log P None; the same
-        numbers, bit for bit, for far less work forward and backward (``full=False`` of
-        :func:`~dca_course.nn.copying.log_final_distribution`).  Teacher forcing calls it for the
-        loss.  Its first lines repeat :meth:`readout`'s, which stays the paper's code as written
-        (notebook 05 shows it), in the same order (so the gradients add up in the same order)."""
-        if not self.pointer:                        # the baseline: no extended vocabulary to skip
-            return self.readout(r, state)
-        h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
-        logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
-        info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
-        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)
-        info["p_gen"] = p_gen.squeeze(-1)
-        n_oov = state["oov_mask"].size(1)
-        targets = extended_to_vocab(targets, self.vocab_size + n_oov, self.unk_id)
-        _, info["target_log_probs"] = log_final_distribution(logits, p_gen, attn, state["src_ext"], n_oov,
-                                                             targets, full=False)  # eqs. (4), (9), (6)
-        return None, info
+        p_final = final_distribution(p_vocab, attn, p_gen, state["src_ext"], state["oov_mask"].size(1))  # eq. (9)
+        return safe_log(p_final), info
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
@@ -257,9 +199,9 @@ class PointerGenerator(nn.Module):
         return log_probs, new_state, info
 
     def forward(self, batch, log_probs: bool = True) -> dict:
-        """Teacher forcing.  Returns log_probs (batch, T, V + n_oov), attn, coverage (both
-        (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t), p_gen
-        (batch, T) and cov_loss (batch, T), the per-step terms of eq. (12).  ``log_probs=False``:
-        target_log_probs (batch, T), log P(y*_t) (eq. 6), instead of log_probs (None), all that
-        the training loss needs, with less work (the step-by-step reference code ignores it)."""
-        return teacher_forcing(self, batch, log_probs)
+        """Teacher forcing, step by step.  Returns log_probs (batch, T, V + n_oov), attn, coverage
+        (both (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t), p_gen
+        (batch, T) and cov_loss (batch, T), the per-step terms of eq. (12).  ``log_probs=False``
+        lets the fast model (:mod:`dca_course.fast`) skip log P when a loss reads log P(y*_t)
+        alone; this code always computes it."""
+        return teacher_forcing(self, batch)

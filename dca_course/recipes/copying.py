@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from .. import metrics
 from ..decoding import beam_search, greedy
+from ..fast import accelerate
 from ..losses import reduce_tokens, teacher_forced_nll
 from ..models.copynet import CopyNet
 from ..models.pointer_generator import PointerGenerator
@@ -64,6 +65,9 @@ class SummarizerRecipe(Recipe):
 
     def build_vocab(self, data):
         return pair_vocab(data, self.config.vocab_size)
+
+    def accelerated(self, model):
+        return accelerate(model) if self.config.fast_path else model
 
     def make_batch(self, examples, vocab):
         return collate(examples, vocab, self.config.max_src, self.config.max_tgt)

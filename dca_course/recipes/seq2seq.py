@@ -11,6 +11,7 @@ import torch
 from ..data.batching import Batch, collate, lengths_to_mask, pad_sequences
 from ..data.vocab import Vocab
 from ..decoding import greedy
+from ..fast import accelerate
 from ..losses import sequence_nll
 from ..models.gru_lm import SEP, GRULanguageModel
 from ..models.seq2seq import Seq2Seq
@@ -26,6 +27,9 @@ ENCODER_DECODER = dict(
     max_src=("int | None", None, "source tokens the model reads (none: all)", dict(metavar="N")),
     max_tgt=("int | None", None, "target tokens trained on (the rest is cut)", dict(metavar="N")),
     max_decode=("int | None", 12, "longest output when decoding", {}),
+    fast_path=("bool", True, "train and decode with the fast forms of the attention and the output layers "
+                             "(hand-written backward passes): the values of the model's code as written, faster; "
+                             "on by default; --no-fast-path runs that code", {}),
 )
 
 
@@ -57,6 +61,9 @@ class Seq2SeqRecipe(Recipe):
 
     def build_model(self, vocab):
         return Seq2Seq(len(vocab), self.config.emb_size, self.config.hidden_size)
+
+    def accelerated(self, model):
+        return accelerate(model) if self.config.fast_path else model
 
     def make_batch(self, examples, vocab):
         return collate(examples, vocab, self.config.max_src, self.config.max_tgt)
