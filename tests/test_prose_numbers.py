@@ -110,6 +110,19 @@ LATE_800, GAIN_800 = "the 800-word reader states some late facts", "reading 800 
 PILING = "coverage keeps attention from piling up"
 
 
+def _seed_range(number: str, start: str, scale: float = 1.0) -> tuple[float, float]:
+    """(min, max) over seeds 0, 1 and 2 (the scalar-kernel run aside)."""
+    values = [scale * claim_seed(number, start, s) for s in (0, 1, 2)]
+    return min(values), max(values)
+
+
+def _difference_range(number: str, first: str, second: str) -> tuple[float, float]:
+    """(min, max) over the runs of one claim's value minus another's, run by run."""
+    a, b = claim_record(number, first)["values"], claim_record(number, second)["values"]
+    values = [a[k] - b[k] for k in a]
+    return min(values), max(values)
+
+
 def _rounded_span(lo_hi) -> float:
     """The range as the sentence computes it: from the rounded ends it prints."""
     return round(lo_hi[1], 1) - round(lo_hi[0], 1)
@@ -135,6 +148,17 @@ QUOTES = [
     ("07", "by {} to {} points more than 60 more MLE steps did", lambda: fmt(".1f", *claim_range("07", RL_SAMPLED))),
     ("07", "the greedy summaries gained less, {} to {} points over the control",
      lambda: fmt(".1f", *claim_range("07", RL_GREEDY))),
+    ("07", "the samples' reward rose by {} to {} on every run",
+     lambda: fmt(".3f", *claim_range("07", "the samples' reward on the training batches rises"))),
+    ("07", "falls by {} to {} nats per word on every run",
+     lambda: fmt(".2f", *sorted(-v for v in claim_range("07", "the policy gets less random")))),
+    ("07", "the share of repeated trigrams by {} to {}, asserted above",
+     lambda: fmt(".2f", *claim_range("07", "mixed RL repeats more than the control"))),
+    ("05", "the share of repeated trigrams fell by {}% to {}% over seeds 0, 1 and 2 ({}% on seed 0 with scalar CPU",
+     lambda: fmt(".0f", *_seed_range("05", "coverage cuts repeated trigrams by half", 100),
+                 100 * claim_record("05", "coverage cuts repeated trigrams by half")["values"]["seed 0, default"])),
+    ("05", "and ROUGE-2 was {} to {} points lower", lambda: fmt(".1f", *_difference_range(
+        "05", "ROUGE-2 of pointer-gen, as long", "ROUGE-2 of pointer-gen + coverage"))),
     ("06", "the 800-word reader stated {}% to {}% of them", lambda: fmt(".0f", *claim_range("06", LATE_800, 100))),
     ("06", "states late facts ({}% to {}% of them over the seeds)", lambda: fmt(".0f", *claim_range("06", LATE_800, 100))),
     ("06", "the 800-word reader came out ahead in every run, by {} to {}", lambda: fmt(".2f", *claim_range("06", GAIN_800))),
