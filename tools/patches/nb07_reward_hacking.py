@@ -64,7 +64,8 @@ for name, text in salads.items():
     print(f"{name:>24} " + " ".join(f"{s:>8.3f}" for s in scores) + " | "
           + " ".join(f"{str(s):>{w}}" for s, w in zip(signs, (12, 11, 8))))
 salad_rl = {name: rouge_reward(text.split(), reference) for name, text in salads.items()}
-assert min(salad_rl["content words, no verb"], salad_rl["words stuttered, no verb"]) > salad_rl["same facts, other words"]
+assert min(salad_rl["content words, no verb"], salad_rl["words stuttered, no verb"]) > \
+    salad_rl["same facts, other words"]
 assert not metrics.verbless_sentences(reference.split(), VERBS)         # every sentence of the reference has one'''
 
 HACK_SALAD_READ = r"""The reference's content words with no verb score a ROUGE-L of 0.846, the same words with four of them written
@@ -81,8 +82,7 @@ broken grammar in each model's greedy summaries of the 100 test articles, and in
 *sampled* from each model for section 7's sampled reward (the same generator seed, so the same samples), with
 the references as the yardstick (`metrics.ungrammatical_rates`): a bigram written twice, a word twice in a row,
 a sentence with no verb of SynthNews's templates. A verb the list does not know counts as none; the references
-never lack one, and about 1% of the articles' sentences do. For RL's samples it also compares the reward of
-those that show a sign with the reward of those that show none."""
+never lack one, and about 1% of the articles' sentences do. """
 
 HACK_MEASURE = r'''def sampled_summaries(model, examples, k=2, seed=0):
     # the k summaries per article that sampled_rewards scored: the same seed, so the same words
@@ -90,28 +90,20 @@ HACK_MEASURE = r'''def sampled_summaries(model, examples, k=2, seed=0):
     bk = make(list(examples) * k)
     with torch.no_grad():
         drawn = sample(model, bk, MAX_LEN, generator=torch.Generator(device=device).manual_seed(seed))
-    return words(drawn, bk), [ex.summary_text() for ex in bk.examples]
+    return words(drawn, bk)
 
 
 signs = {"references": metrics.ungrammatical_rates([ex.target for ex in test], VERBS)}
 for name, model in models.items():
     signs[f"{name}, greedy"] = metrics.ungrammatical_rates(outputs[name], VERBS)
-    drawn_words, drawn_refs = sampled_summaries(model, test)
-    signs[f"{name}, sampled"] = metrics.ungrammatical_rates(drawn_words, VERBS)
-cols = [("repeated_bigram", "bigram twice"), ("stutter", "word twice"), ("no_verb", "verbless sentence"),
-        ("any", "any of the three")]
+    signs[f"{name}, sampled"] = metrics.ungrammatical_rates(sampled_summaries(model, test), VERBS)
+cols = [("repeated_bigram", "bigram twice"), ("stutter", "word twice"), ("no_verb", "verbless sentence")]
 print(f"{'share of summaries with':>24}" + "".join(f"{label:>19}" for _, label in cols))
 for name, row in signs.items():
     show = (lambda x: f"{x:.2f}") if name == "references" else (lambda x: trained(x, ".2f"))   # noqa: E731
     print(f"{name:>24}" + "".join(f"{show(row[key]):>19}" for key, _ in cols))
-
-# the last model is mixed RL: the reward of its samples, with a sign of broken grammar and without
-broken = [bool(metrics.ungrammatical_rates([w], VERBS)["any"]) for w in drawn_words]
-reward_of = {flag: [rouge_reward(w, ref) for w, ref, b in zip(drawn_words, drawn_refs, broken) if b == flag]
-             for flag in (True, False)}
-print(f"\nmixed RL's sampled summaries: {trained(len(reward_of[True]), 'd')} of {len(drawn_words)} show a sign; "
-      f"ROUGE-L {trained(100 * statistics.mean(reward_of[True]), '.1f')} with a sign, "
-      f"{trained(100 * statistics.mean(reward_of[False] or [0.0]), '.1f')} without")
+assert signs["references"]["stutter"] == signs["references"]["no_verb"] == 0     # the yardstick (deterministic)
+rl, ctl = signs["mixed RL, sampled"], signs[f"{control_name}, sampled"]
 @CLAIMS@'''
 
 HACK_PAPERS = r"""**What the papers did about it.** Paulus et al. (2017) met this at full size: trained on ROUGE-L alone
@@ -127,19 +119,40 @@ a fluent summary that does not repeat itself the cheaper way to raise it. Here t
 of the gradient (section 5)."""
 
 SUMMARY_BULLET = r"""* **Reward hacking.** ROUGE-L pays for word salad: the reference's content words with no verb beat a correct
-  paraphrase (section 2). @HACK_SUMMARY@ Paulus et al. kept an MLE term in the loss
-  against it (eq. 16) and blocked repeated trigrams at test time; Celikyilmaz et al. rewarded each sentence for
-  what it adds."""
+  paraphrase (section 2). At this size every model stutters; on every run RL's samples had a sentence with no
+  verb more often than the control's, while its greedy summaries stuttered less (a repeated word costs ROUGE-L
+  precision). Paulus et al. kept an MLE term in the loss against it (eq. 16) and blocked repeated trigrams at
+  test time; Celikyilmaz et al. rewarded each sentence for what it adds."""
 
 # Claims and the sentences that report them: filled from the measurements over seeds 0/1/2 + ATEN default
-CLAIMS = r'''# seeds 0/1/2 + ATEN default: worst 0.00; bound 0
-_ = claim("placeholder (being measured)", signs["mixed RL, sampled"]["any"], at_least=0.0, fmt=".2f")'''
-HACK_RESULT = ""
-HACK_SUMMARY = ""
+CLAIMS = r'''# seeds 0/1/2 + ATEN default: worst 0.12 (ATEN default); bound 0.05
+_ = claim("mixed RL's samples have a sentence with no verb more often than the control's (share of summaries, "
+          "RL minus the control)", rl["no_verb"] - ctl["no_verb"], at_least=0.05, fmt=".2f")
+# seeds 0/1/2 + ATEN default: worst 0.08 (seed 2); bound 0.03
+_ = claim("mixed RL's greedy summaries write a word twice in a row less often than the control's (share of "
+          "summaries, the control minus RL)",
+          signs[f"{control_name}, greedy"]["stutter"] - signs["mixed RL, greedy"]["stutter"], at_least=0.03, fmt=".2f")
+# seeds 0/1/2 + ATEN default: worst 0.79 (seed 1); bound 0.6
+_ = claim("at this size most greedy summaries of every model write a word twice in a row (share, the lowest of "
+          "the three models)", min(signs[f"{name}, greedy"]["stutter"] for name in models), at_least=0.6, fmt=".2f")'''
+HACK_RESULT = r"""**What the counts say** (seeds 0, 1 and 2 and the scalar kernels; the claims above hold on each run):
+
+* **At this size every model's grammar is broken.** The references never write a word twice in a row nor a
+  sentence without a verb; on every run 79% or more of each model's greedy summaries write a word twice in a row,
+  and 46% to 94% have a sentence with no verb. A bigram written twice is no sign here: 74% of the references
+  repeat one (names recur, and so do phrases like "of the").
+* **RL's samples lose their verbs.** On every run a larger share of mixed RL's sampled summaries than of the
+  control's had a sentence with no verb, by 0.12 to 0.18. That is section 2's hack, found by the policy: ROUGE-L
+  pays for the right words in the right order and nothing for the verb between them.
+* **RL's greedy summaries stutter less** than the control's, by 0.08 to 0.14 of the summaries on every run: a word
+  written a second time matches nothing the second time and lowers ROUGE-L's precision, so here the reward and
+  grammar agree. Whether the greedy summaries also lose their verbs changes between runs (more often than the
+  control's on three runs, less on seed 2).
+
+What ROUGE-L optimises is not what a reader wants; where the two differ, the policy follows ROUGE-L."""
 
 HACK_MEASURE = HACK_MEASURE.replace("@CLAIMS@", CLAIMS)
 HACK_MEASURE_READ = HACK_RESULT
-SUMMARY_BULLET = SUMMARY_BULLET.replace("@HACK_SUMMARY@", HACK_SUMMARY)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Text replaced: history asides that become teaching
