@@ -66,6 +66,38 @@ def repeated_ngram_rate(tokens: Sequence[str], n: int = 3) -> float:
     return (len(grams) - len(set(grams))) / len(grams)
 
 
+def has_repeated_ngram(tokens: Sequence[str], n: int = 2) -> bool:
+    """True if some n-gram occurs twice or more in ``tokens`` (overlaps count: "a a a" repeats "a a")."""
+    grams = ngrams(tokens, n)
+    return len(set(grams)) < len(grams)
+
+
+def has_stutter(tokens: Sequence[str]) -> bool:
+    """True if a token comes twice in a row ("59 59", "the the", ". ."): no English sentence does that."""
+    return any(a == b for a, b in zip(tokens, tokens[1:]))
+
+
+def verbless_sentences(tokens: Sequence[str], verbs: Iterable[str]) -> list[list[str]]:
+    """The sentences of ``tokens`` (cut after ".", "!" or "?"; an unfinished last one counts) that hold
+    no word of ``verbs``, a closed list of verb forms (SynthNews's: ``data.synthnews.VERBS``).
+    A word of the list used as a noun ("the find") counts as a verb, so this undercounts."""
+    verbs = set(verbs)
+    return [s for s in _sentences(list(tokens)) if not verbs.intersection(s)]
+
+
+def ungrammatical_rates(predictions: Sequence[Sequence[str]], verbs: Iterable[str]) -> dict:
+    """Shares of summaries (token lists) with each mark of broken grammar: ``repeated_bigram`` (a bigram
+    twice, :func:`has_repeated_ngram`), ``stutter`` (a word twice in a row), ``no_verb`` (a sentence
+    with no verb of ``verbs``, :func:`verbless_sentences`; an empty summary counts) and ``any`` (one of
+    the three).  Fractions in [0, 1]; all 0 for no predictions."""
+    verbs = set(verbs)
+    marks = [(has_repeated_ngram(p, 2), has_stutter(p), not p or bool(verbless_sentences(p, verbs)))
+             for p in predictions]
+    n = len(marks) or 1
+    return {"repeated_bigram": sum(m[0] for m in marks) / n, "stutter": sum(m[1] for m in marks) / n,
+            "no_verb": sum(m[2] for m in marks) / n, "any": sum(any(m) for m in marks) / n}
+
+
 def novel_ngram_rate(summary: Sequence[str], source: Sequence[str], n: int = 2) -> float:
     """Share of a summary's n-grams that do not occur in the source (how abstractive it is)."""
     grams = ngrams(summary, n)

@@ -1316,3 +1316,28 @@ CODAS = ("", "", "", "", "", "", "n", "r", "l", "s", "m", "k")
 FIRST_ENDINGS = ("a", "o", "en", "ia", "el", "ik", "an", "is", "ara", "ine", "us", "")
 PLACE_ENDINGS = ("", "", "ova", "ica", "mar", "heim", "ora", "ek", "and", "ul")
 COUNTRY_ENDINGS = ("ia", "land", "ar", "ova", "istan", "enia", "ania")
+
+# Verb forms the templates write: those of the summary templates (``sum_main``, ``sum_figure``, ``sum_extra``) and
+# the slots they fill, then the commonest of the article templates (what a copying model brings over).  Every
+# sentence of every SynthNews reference holds one and about 1% of the articles' sentences hold none
+# (tests/test_ungrammatical.py), so a summary sentence without one (``dca_course.metrics.verbless_sentences``) is
+# not a sentence this data writes.  Some are nouns elsewhere ("the find", "a hit"): counted as verbs, they make the
+# count of verbless sentences a lower bound.
+SUMMARY_VERBS = frozenset("""
+acts agrees announced appears are awarded backed battered be beaten been began brings brought buying called
+came can cast causing climbed confirmed costs could defeats describe discovered dominated downed drew employs
+ending evacuated expanding faces fall fell find fled found founded give go got grows had has have held help
+hit hoping is joined joins known land launch leads leave leaves leaving led left lifted losing lost made make
+managed may moved must named offered ordered overcame paid pay paying pick play posts praised presented priced
+reaching recorded represented revealed rose run runs said save saw say saying says scored secured seeing sees
+sell sells set should showed shows signs slipped snap sold split started stood stop strikes struck studied
+survive taken takes told took wants was weakened wear welcomed went were will win won work works wrote
+""".split())
+VERBS = SUMMARY_VERBS | frozenset("""
+account added afford agreed am appear appeared attended beat became cannot celebrated claimed closes delivered
+described did ends estimate examined expect expects face faced failed finished formed gathered gave gives goes
+grow hinted hired keep lasted lasts listened live look looked makes measured meet need opened operates plans
+played promised put queued ran reached reacted remain remains reported represents restore sends sent separated
+shut sided sit sits spent start suffered tore totalled turn unveiled use voted want wanted watched welcome
+worked
+""".split())
