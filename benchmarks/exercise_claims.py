@@ -111,14 +111,16 @@ def main(argv=None) -> int:
     command = "python benchmarks/exercise_claims.py" + (f" --only {args.only}" if args.only else "")
     payload = {"command": command, "machine": platform.machine(), "wall_seconds": round(time.perf_counter() - started),
                "exercises": exercises}
-    rows = ["# The training exercises, measured with their solutions", "", f"Made by `{command}` on "
-            f"{platform.machine()} (one thread).", "", "| exercise | measures | " +
+    rows = ["# The training exercises, measured with their solutions", "", f"On {platform.machine()} (one thread).", "", "| exercise | measures | " +
             " | ".join(label for label in next(iter(exercises.values()))["values"]) + " | worst |",
             "|---|---|" + "---|" * (len(next(iter(exercises.values()))["values"]) + 1)]
     for key, e in sorted(exercises.items()):
         rows.append(f"| {key} | {e['measures']} | " + " | ".join(f"{v:.3f}" for v in e["values"].values())
                     + f" | {e['worst']:.3f} |")
-    write_report(args.out, "exercise_claims", payload, "\n".join(rows) + "\n")
+    write_report(args.out, "exercise_claims", payload, "\n".join(rows) + "\n", command=command,
+                 config={"only": args.only, "configs": [list(c) for c in CONFIGS]},
+                 measures=["benchmarks/exercise_claims.py", "dca_course/exercises", "notebooks/02_attention_seq2seq.ipynb",
+                           "notebooks/07_reinforcement_learning.ipynb"])
     return 0
 
 
