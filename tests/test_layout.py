@@ -23,25 +23,19 @@ def module_names() -> dict[str, Path]:
 
 def module_level_imports(name: str, path: Path, names: dict) -> set[str]:
     """The package modules that ``name`` imports when it is imported (not inside functions)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
-            target = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
-            for alias in node.names:
-                full = f"{target}.{alias.name}"
-                found.add(full if full in names else target)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {m for m in found if m in names and m != name}
+    return _imports(name, path, names, anywhere=False)
 
 
 def all_imports(name: str, path: Path, names: dict) -> set[str]:
     """The package modules that ``name`` imports anywhere in its file (inside functions too)."""
+    return _imports(name, path, names, anywhere=True)
+
+
+def _imports(name: str, path: Path, names: dict, *, anywhere: bool) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in (ast.walk(tree) if anywhere else tree.body):
         if isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
             target = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
