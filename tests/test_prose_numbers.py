@@ -302,3 +302,13 @@ def test_the_training_exercise_floor_of_02_agrees_with_its_measurement():
     assert float(shown.group(2)) == floor < worst
     said = re.search(r"test exact match reached at least " + NUMBER, markdown("02"))
     assert said and float(said.group(1)) <= worst and worst - float(said.group(1)) < 0.01, (said and said.group(0), worst)
+
+
+def test_the_input_feeding_figures_of_the_results_readme_agree_with_cnndm_real():
+    """benchmarks/results/README.md quotes cnndm_real.json's means and half-ranges (input feeding on/off)."""
+    text = re.sub(r"\s+", " ", (RESULTS / "README.md").read_text(encoding="utf-8"))
+    s = results("cnndm_real.json")["summary"]
+    f = lambda feed, key: f"{s[feed][key]['mean']:.2f} ± {s[feed][key]['half_range']:.2f}"
+    expected = (f"R-1 {f('input_feeding_on', 'rouge1')} with input feeding against {f('input_feeding_off', 'rouge1')} "
+                f"without (R-2 {f('input_feeding_on', 'rouge2')} against {f('input_feeding_off', 'rouge2')};")
+    assert expected in text, f"results README: expected {expected!r}"
