@@ -250,6 +250,23 @@ def agent_attention_heatmaps(agent_attn, word_attn, chunks: Sequence[Sequence[st
     return _summary(lines, trained_model)
 
 
+def babi_lead_summary(stored: dict, without=(17, 19)) -> str:
+    """Where a stored bAbI result's lead over the DMN paper comes from: the mean over all tasks, the
+    mean without ``without`` (the relational tasks where the paper's DMN is weakest) and the tasks
+    at >= 95%, for the stored model and for Kumar et al.'s DMN (Table 1)."""
+    from .data.babi import PAPER_ACCURACY_1K
+
+    ours = {int(t): 100 * a for t, a in stored["per_task"].items()}
+    paper = {int(t): a for t, a in PAPER_ACCURACY_1K["DMN"].items()}
+    kept = ", ".join(map(str, without))
+    lines = [f"{'':<24}{'mean %':>8}{f'without {kept}':>16}{'tasks >= 95%':>14}"]
+    for name, acc in (("stored model", ours), ("DMN paper (Kumar et al.)", paper)):
+        rest = [a for t, a in acc.items() if t not in without]
+        lines.append(f"{name:<24}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
+                     f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}")
+    return "\n".join(lines)
+
+
 def babi_results_table(stored: dict) -> str:
     """The per-task table of a stored ``benchmarks/babi_real.py`` result beside the papers' figures
     (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.

@@ -141,3 +141,16 @@ def test_babi_results_table_puts_the_papers_beside_every_task():
     assert lines[2].split() == ["19", "path-finding", "35.0", "34.5", "36", "80.0"]
     assert lines[3].split() == ["mean", "62.5", "93.6", "93.3"]
     assert lines[4].startswith("tasks at >= 95%: 0 of 2")
+
+
+def test_babi_lead_summary_takes_the_named_tasks_out_of_the_mean():
+    from dca_course.data.babi import PAPER_ACCURACY_1K
+    from dca_course.viz import babi_lead_summary
+
+    # 18 tasks at 90%, tasks 17 and 19 at 100%: mean (18 * 90 + 200) / 20 = 91.0, without them 90.0, 2 tasks >= 95
+    stored = {"per_task": {str(t): (1.0 if t in (17, 19) else 0.9) for t in range(1, 21)}}
+    lines = babi_lead_summary(stored).splitlines()
+    assert lines[1].split()[-5:] == ["91.0", "90.0", "2", "of", "20"]
+    paper = PAPER_ACCURACY_1K["DMN"]
+    rest = [a for t, a in paper.items() if int(t) not in (17, 19)]
+    assert f"{sum(rest) / len(rest):.1f}" == lines[2].split()[-4] == "98.8"

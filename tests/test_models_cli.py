@@ -116,16 +116,19 @@ def _config_for(argv):
 
 def test_max_src_and_input_feeding_reach_the_recipes():
     """--max-src sets how much of an article a summariser reads (PG 400, DCA 800 by default);
-    --input-feeding switches the pointer-generator's decoder input."""
+    --no-input-feeding switches the pointer-generator's decoder input (on by default, as See et al.'s code)."""
     from dca_course.recipes import DCAConfig, PointerGeneratorConfig, PointerGeneratorRecipe
 
     assert PointerGeneratorConfig.from_profile("fast").max_src == 400
     assert DCAConfig.from_profile("fast").max_src == 800
-    assert PointerGeneratorConfig.from_profile("fast").input_feeding is False
-    config = _config_for(["pointer-generator", "--data", "synthnews", "--max-src", "800", "--input-feeding"])
-    assert config.max_src == 800 and config.input_feeding is True
+    assert PointerGeneratorConfig.from_profile("fast").input_feeding is True
+    config = _config_for(["pointer-generator", "--data", "synthnews", "--max-src", "800", "--no-input-feeding"])
+    assert config.max_src == 800 and config.input_feeding is False
     model = PointerGeneratorRecipe(config).build_model(Vocab.build([["a", "b"]]))
-    assert model.input_feeding is True
+    assert model.input_feeding is False
+    # the recipe's default is the constructor's: one choice, See et al.'s
+    default = PointerGeneratorRecipe(_config_for(["pointer-generator", "--data", "synthnews"]))
+    assert default.build_model(Vocab.build([["a", "b"]])).input_feeding is True
     assert _config_for(["pointer-generator", "--data", "x", "--no-pointer"]).pointer is False
     assert _config_for(["dmn", "--data", "babi:1", "--variant", "dmn+", "--passes", "2"]).dmn_variant == "dmn+"
 
@@ -224,8 +227,6 @@ CONSTRUCTOR_PROFILE = {"seq2seq": "full", "gru-lm": "fast", "copynet": "full", "
                        "dca": "full", "dmn": "fast"}
 #: Where they differ on purpose, and why.
 DIFFERENT = {
-    ("pointer-generator", "input_feeding"): "the constructor builds See et al.'s code (notebook 05 teaches it); the "
-                                            "recipes leave input feeding out (benchmarks/results/README.md)",
     ("dmn", "passes"): "the recipe's dmn_passes 0 means one pass per supporting fact, resolved from the data",
     ("dmn", "answer"): "the recipe's answer 'auto' is resolved from the training answers",
 }

@@ -96,7 +96,7 @@ def read_facts(outputs: torch.Tensor, fact_pos: torch.Tensor, fact_mask: torch.T
 
 def position_encoding(lengths: torch.Tensor, max_len: int, dim: int) -> torch.Tensor:
     """Weights l_j of the positional sentence encoding (Sukhbaatar et al. 2015, section 4.1;
-    Xiong et al. 2016, eq. (1)): ``f = sum_j l_j * E[w_j]`` with
+    Xiong et al. 2016, section 3.1): ``f = sum_j l_j * E[w_j]`` with
 
         l_jd = (1 - j/J) - (d/D) (1 - 2j/J)          j = 1..J words, d = 1..D dimensions
 
@@ -212,7 +212,7 @@ class DMN(nn.Module):
         """DMN+'s input module (Xiong et al. section 3.1): each sentence is a positionally
         weighted sum of its word embeddings (:func:`position_encoding`), then a bidirectional
         GRU over the sentences lets each fact see its neighbours; c_t is the sum of its
-        forward and backward states."""
+        forward and backward states (Xiong et al. eqs. (1)-(3))."""
         f = self.sentence_vectors(batch)                               # (batch, facts, emb)
         n_facts = batch.fact_mask.sum(1).clamp_min(1).cpu()
         packed = nn.utils.rnn.pack_padded_sequence(f, n_facts, batch_first=True, enforce_sorted=False)
