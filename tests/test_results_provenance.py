@@ -125,3 +125,32 @@ def test_results_status_lists_every_result(load_benchmark):
         if path.suffix == ".json":
             assert re.search(rf"^(STALE|current|UNKNOWN)\s+{re.escape(path.name)} ", out, re.M), path.name
     assert "UNKNOWN" not in out.replace("gpu.md", "")
+
+
+def test_results_status_skips_a_pure_move_and_follows_a_file_to_its_earlier_name(load_benchmark, tmp_path):
+    """A commit that only moves a measured file (git's 100% rename) changes no code; a change made
+    under the file's earlier name, before the move, still counts, and so does one after it."""
+    import subprocess
+
+    status = load_benchmark("results_status")
+    status.ROOT = tmp_path
+
+    def commit(message):
+        subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], cwd=tmp_path,
+                       check=True)
+        return status.git("rev-parse", "--short", "HEAD")
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "bench.py").write_text("".join(f"line {i}\n" for i in range(20)))
+    made = commit("the script")
+    (tmp_path / "old" / "bench.py").write_text("".join(f"line {i}\n" for i in range(21)))
+    before = commit("changed under its earlier name")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old" / "bench.py").rename(tmp_path / "new" / "bench.py")
+    commit("moved, unchanged")
+    assert [c.split()[0] for c in status.changes(made, "HEAD", ["new/bench.py"])] == [before]
+    (tmp_path / "new" / "bench.py").write_text("changed\n")
+    after = commit("changed after the move")
+    assert [c.split()[0] for c in status.changes(made, "HEAD", ["new/bench.py"])] == [after, before]

@@ -56,7 +56,7 @@ def explorer_screenshot(run_browser: bool) -> Image.Image | None:
     stem = notebook("03").stem
     shots = ROOT / "runs" / "browser"
     if run_browser:
-        rc = subprocess.run([sys.executable, str(ROOT / "scripts" / "browser_test.py"), "03"]).returncode
+        rc = subprocess.run([sys.executable, str(ROOT / "tools" / "browser_test.py"), "03"]).returncode
         if rc != 0:
             sys.exit("readme_images: the browser test of notebook 03 failed (see above)")
     shot = shots / f"{stem}_explorer1.png"
