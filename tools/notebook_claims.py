@@ -139,10 +139,10 @@ def claim_table(runs: list[dict]) -> list[dict]:
 
 
 def _resolve(arg: Path) -> Path:
-    """A notebook's path, or its number (``05``) -> notebooks/05_*.ipynb."""
-    if arg.exists() or not str(arg).isdigit():
+    """A notebook's path, or its number (``05``, ``03b``) -> notebooks/05_*.ipynb."""
+    if arg.exists() or not re.fullmatch(r"\d+[a-z]?", str(arg)):
         return arg.resolve()
-    found = sorted(NOTEBOOKS.glob(f"{str(arg).zfill(2)}_*.ipynb"))
+    found = sorted(NOTEBOOKS.glob(f"{str(arg).zfill(2 + (not str(arg).isdigit()))}_*.ipynb"))
     if len(found) != 1:
         raise SystemExit(f"no single notebook numbered {arg} in {NOTEBOOKS}")
     return found[0]
