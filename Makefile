@@ -6,7 +6,7 @@
 #   make device-check  the notebooks and every model on a CPU stand-in for a GPU that fails where CUDA fails
 #                      (DCA_DEVICE_CHECK=1, dca_course/device_check.py; make test runs its notebook part)
 #   make gpu-check     on a machine with CUDA: every notebook under nbval on the GPU, the unit tests, the
-#                      command lines and the GPU benchmarks; writes benchmarks/results/gpu.md (about 5 minutes)
+#                      command lines and the GPU benchmarks; writes results/gpu.md (about 5 minutes)
 #   make browser-test  run every notebook in JupyterLab in headless Chromium (Playwright; not part of make test)
 #   make results-status  list the stored results older than the last change to the code they measure
 PYTHON ?= python3
@@ -52,12 +52,12 @@ device-check: $(STAMP)
 
 # Needs CUDA; uses .venv's Python when it sees the GPU, else python3 (PYTHON=... to choose).
 gpu-check:
-	bash scripts/gpu_check.sh
+	bash tools/gpu_check.sh
 
-# SEEDS and CLAIMS_ARGS may be set, e.g. make claims SEEDS="0 1 2" CLAIMS_ARGS="--cpu-capability default --out benchmarks/results"
+# SEEDS and CLAIMS_ARGS may be set, e.g. make claims SEEDS="0 1 2" CLAIMS_ARGS="--cpu-capability default --out results"
 SEEDS ?= 1 2
 claims: $(STAMP)
-	$(BIN)/python benchmarks/notebook_claims.py --seeds $(SEEDS) $(CLAIMS_ARGS)
+	$(BIN)/python tools/notebook_claims.py --seeds $(SEEDS) $(CLAIMS_ARGS)
 
 # Playwright goes into .venv only for this target (it is no dependency of the course). The browser:
 # a system Chromium when there is one (Debian/Ubuntu: apt-get install chromium), else Playwright's
@@ -68,9 +68,9 @@ $(BROWSER_STAMP): $(STAMP)
 	touch $(BROWSER_STAMP)
 
 browser-test: $(BROWSER_STAMP)
-	$(BIN)/python scripts/browser_test.py $(BROWSER_ARGS)
+	$(BIN)/python tools/browser_test.py $(BROWSER_ARGS)
 
-# Stored results (benchmarks/results/) older than the last change to the code they measure (git only, no venv).
+# Stored results (results/) older than the last change to the code they measure (git only, no venv).
 results-status:
 	$(PYTHON) tools/results_status.py
 

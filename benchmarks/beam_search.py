@@ -17,9 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import sys
+from pathlib import Path
 
 import torch
-from common import sync
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from benchmarks.timing import sync  # noqa: E402
 
 import dca_course
 from dca_course.data.batching import collate

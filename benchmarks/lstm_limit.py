@@ -30,10 +30,12 @@ import argparse
 import json
 import statistics
 from pathlib import Path
+import sys
 
 import torch
-from common import (POINTER_GENERATOR_CODE, StepTimer, command_line, length_bucketed_batches, time_per_call,
-                    write_result_json)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from benchmarks.timing import StepTimer, length_bucketed_batches, time_per_call  # noqa: E402
+from tools.provenance import POINTER_GENERATOR_CODE, command_line, write_result_json  # noqa: E402
 
 import dca_course
 
@@ -126,7 +128,7 @@ def main(argv=None) -> dict:
     if args.out:
         write_result_json(args.out / f"lstm_limit_{args.profile}.json", result, command=command_line(__file__, argv),
                           config=dict(vars(args), recipe=config.to_dict()),
-                          measures=["benchmarks/lstm_limit.py", "benchmarks/common.py", *POINTER_GENERATOR_CODE])
+                          measures=["benchmarks/lstm_limit.py", "benchmarks/timing.py", *POINTER_GENERATOR_CODE])
     return result
 
 

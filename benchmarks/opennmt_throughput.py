@@ -39,9 +39,12 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
+import sys
 
 import torch
-from common import POINTER_GENERATOR_CODE, StepTimer, command_line, length_bucketed_batches, write_report
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from benchmarks.timing import StepTimer, length_bucketed_batches  # noqa: E402
+from tools.provenance import POINTER_GENERATOR_CODE, command_line, write_report  # noqa: E402
 
 import dca_course
 from dca_course.data.cnndm import load_cnndm
@@ -186,14 +189,14 @@ def write_results(folder: Path, result: dict) -> None:
                     f"| {row['tokens_per_s']:,.0f} | {result['ratio_ours_over_opennmt'][key]:.2f} |")
     text = ("# Training throughput against OpenNMT-py\n\n"
             f"`python benchmarks/opennmt_throughput.py --onmt-bin DIR --steps {result['steps']} --out "
-            f"benchmarks/results` on {result['device']} ({os.cpu_count()} CPUs, {result['threads']} thread), "
+            f"results` on {result['device']} ({os.cpu_count()} CPUs, {result['threads']} thread), "
             f"{result['profile']} sizes: {result['emb_size']}-d embeddings, vocabulary {result['vocab_size']:,}, "
             f"batches of {result['batch_size']}, 400/100 tokens, the same 1,000 SynthNews articles.\n\n"
             "| system | encoder (per direction) | decoder | target tokens/s | ours / it |\n|---|---|---:|---:|---:|\n"
             + "\n".join(rows) + "\n")
     write_report(folder, "opennmt_throughput", result, text, command=command_line(__file__, argv),
                  config=dict(vars(args), recipe=timer.config.to_dict()),
-                 measures=["benchmarks/opennmt_throughput.py", "benchmarks/common.py", *POINTER_GENERATOR_CODE])
+                 measures=["benchmarks/opennmt_throughput.py", "benchmarks/timing.py", *POINTER_GENERATOR_CODE])
 
 
 if __name__ == "__main__":

@@ -33,9 +33,12 @@ import json
 import statistics
 import time
 from pathlib import Path
+import sys
 
 import torch
-from common import POINTER_GENERATOR_CODE, StepTimer, command_line, cpu_name, length_bucketed_batches, write_report
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from benchmarks.timing import StepTimer, length_bucketed_batches  # noqa: E402
+from tools.provenance import POINTER_GENERATOR_CODE, command_line, cpu_name, write_report  # noqa: E402
 from torch.profiler import ProfilerActivity, profile
 
 import dca_course
@@ -278,7 +281,7 @@ def main(argv=None) -> dict:
     print(json.dumps(summary, sort_keys=True, default=str))
     if args.out:
         write_report(args.out, "step_profile", summary, markdown(result) + "\n", command=command_line(__file__, argv),
-                     config=vars(args), measures=["benchmarks/step_profile.py", "benchmarks/common.py",
+                     config=vars(args), measures=["benchmarks/step_profile.py", "benchmarks/timing.py",
                                                   *POINTER_GENERATOR_CODE, "dca_course/models/copynet.py",
                                                   "dca_course/models/dca.py"])
     return result

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 import torch
-from common import StepTimer, length_bucketed_batches, random_batches
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from benchmarks.timing import StepTimer, length_bucketed_batches, random_batches  # noqa: E402
 
 import dca_course
 

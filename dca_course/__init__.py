@@ -41,7 +41,7 @@ def _keep_freed_memory() -> bool:
     By default glibc serves blocks of that size with fresh ``mmap`` calls, so every allocation
     page-faults and zero-fills its memory again: on the course's CPU machine that was 11,000
     page faults and a sixth of the time of a pointer-generator training step
-    (``benchmarks/results/step_profile.md``).  Raising the mmap threshold to its largest value
+    (``results/step_profile.md``).  Raising the mmap threshold to its largest value
     (32 MB) and the trim threshold to 512 MB makes the freed blocks stay in the heap, where the
     next step reuses them.  The process's peak memory is unchanged; it is just not returned
     until the process ends.  Returns whether the settings were applied.

@@ -163,12 +163,12 @@ def mixed_loss(rl_loss: torch.Tensor, mle_loss: torch.Tensor, gamma: float) -> t
 
         (1 - gamma) ||g_MLE|| / (gamma ||g_RL||)       (g: the gradients of the two terms)
 
-    ``benchmarks/rl_diagnostics.py`` measured, per token, ||g_MLE|| / ||g_RL|| ~ 39 for
+    ``experiments/rl_diagnostics.py`` measured, per token, ||g_MLE|| / ||g_RL|| ~ 39 for
     notebook 07's DCA on SynthNews-long (||g_RL|| ~ 0.034, ||g_MLE|| ~ 1.3; |A| ~ 0.05, and
     the samples' gradients partly cancel); so the MLE share is ~7% at gamma = 0.9984 (Paulus
     et al.'s value, the recipe's default), ~4% at 0.999 and ~100% at 0.97, where 40 steps
     lowered the validation ROUGE-L as much as MLE alone did (results in
-    ``benchmarks/results/rl_diagnostics.md``).  Sums over tokens (``"sequence"``) give the same
+    ``results/rl_diagnostics.md``).  Sums over tokens (``"sequence"``) give the same
     shares as per-token means when samples and references are about as long; only the overall
     scale (x the mean length) differs, which Adam mostly ignores but gradient clipping does not.
 

@@ -73,7 +73,7 @@ def claim(statement: str, value: float, *, at_least: float | None = None, at_mos
         claim: coverage cuts repeated trigrams by half or more: holds (≈0.710 >= 0.5)
 
     When ``$DCA_CLAIMS_LOG`` names a file, a JSON line with the value, the bound and the seed is
-    appended to it; ``benchmarks/notebook_claims.py`` turns those lines into the table of worst
+    appended to it; ``tools/notebook_claims.py`` turns those lines into the table of worst
     cases over seeds.
     """
     if (at_least is None) == (at_most is None):

@@ -268,7 +268,7 @@ def babi_lead_summary(stored: dict, without=(17, 19)) -> str:
 
 
 def babi_results_table(stored: dict) -> str:
-    """The per-task table of a stored ``benchmarks/babi_real.py`` result beside the papers' figures
+    """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures
     (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.
     Stored results are data, printed plainly: the same text on every machine."""
     import statistics

@@ -6,22 +6,26 @@ import torch
 torch.set_num_threads(1)
 
 
-def load_benchmark_module(name: str):
-    """``benchmarks/NAME.py`` as a module (its folder on sys.path while it loads, so that its
-    ``from common import ...`` works as under ``python benchmarks/NAME.py``)."""
+SCRIPT_FOLDERS = ("experiments", "benchmarks", "tools")
+
+
+def load_script(name: str):
+    """The script ``NAME.py`` of ``experiments/``, ``benchmarks/`` or ``tools/`` as a module, loaded
+    as ``python FOLDER/NAME.py`` would run it (its first lines put the repository root on
+    ``sys.path``, so that its ``from tools.provenance import ...`` works)."""
     import importlib.util
-    import sys
     from pathlib import Path
 
-    bench = Path(__file__).resolve().parent.parent / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", bench / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(bench))
+    root = Path(__file__).resolve().parent.parent
+    path = next((root / f / f"{name}.py" for f in SCRIPT_FOLDERS if (root / f / f"{name}.py").is_file()), None)
+    assert path is not None, f"no {name}.py in {', '.join(SCRIPT_FOLDERS)}"
+    spec = importlib.util.spec_from_file_location(f"script_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+load_benchmark_module = load_script     # the name the tests used when every script lived in benchmarks/
 
 
 @pytest.fixture()

@@ -1,5 +1,6 @@
-"""The benchmark scripts' own logic: reading OpenNMT-py's reports, the config it is given, and
-that the timing scripts run end to end on a few articles (no timing is asserted)."""
+"""The scripts' own logic (``experiments/``, ``benchmarks/``, ``tools/``): reading OpenNMT-py's reports,
+the config it is given, that the timing scripts run end to end on a few articles (no timing is
+asserted), and how the scripts share code and write results."""
 import ast
 import importlib.util
 import json
@@ -8,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+SCRIPT_FOLDERS = ("experiments", "benchmarks", "tools")
 
 
 from conftest import load_benchmark_module as load  # noqa: E402  (tests/ is on sys.path under pytest)
@@ -96,26 +99,48 @@ def test_summarizers_spreads_paired_differences_and_data_baselines(tmp_path):
     assert lead["train_seconds"] == 0.0 and lead["novel_bigrams"] == 0.0
 
 
-def test_scripts_share_code_through_common_without_path_tricks():
-    """No script edits ``sys.path`` or imports another script: shared code is in common.py (only
-    notebook_claims imports notebook_times, the module that owns the notebook-time table)."""
-    scripts = {p.stem: p for p in BENCH.glob("*.py") if p.stem != "common"}
+PATH_LINES = {"sys.path.insert(0, str(Path(__file__).resolve().parents[1]))",    # the repository root first
+              "sys.path.insert(0, str(ROOT))"}                                    # the same, ROOT named first
+
+
+def test_scripts_share_code_through_tools_provenance_with_one_path_line():
+    """A script of experiments/, benchmarks/ or tools/ touches ``sys.path`` only to put the repository
+    root first, and imports no other script: shared code is in ``tools.provenance`` (results and
+    provenance) and ``benchmarks.timing`` (timing training steps); only notebook_claims imports
+    ``tools.notebook_times``, the module that owns the notebook-time table."""
+    scripts = {f"{p.parent.name}.{p.stem}": p for folder in SCRIPT_FOLDERS for p in (ROOT / folder).glob("*.py")
+               if p.stem != "__init__"}
+    shared = {"tools.provenance", "benchmarks.timing"}
+    stems = {name.split(".")[1] for name in scripts}
     for name, path in scripts.items():
-        text = path.read_text(encoding="utf-8")
-        assert "sys.path" not in text, name
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and "sys.path" in ast.unparse(node.func):
+                assert ast.unparse(node) in PATH_LINES, (name, ast.unparse(node))
+            elif isinstance(node, ast.Assign) and any("sys.path" in ast.unparse(t) for t in node.targets):
+                raise AssertionError((name, ast.unparse(node)))
         imported = set()
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                imported |= {a.name.split(".")[0] for a in node.names}
+                imported |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(node.module.split(".")[0])
-        allowed = {"notebook_times"} if name == "notebook_claims" else set()
-        assert imported & set(scripts) <= allowed, (name, imported & set(scripts))
+                imported.add(node.module)
+        allowed = shared | ({"tools.notebook_times"} if name == "tools.notebook_claims" else set())
+        scripts_imported = {m for m in imported if m in scripts or m.split(".")[0] in stems | {"common"}}
+        assert scripts_imported <= allowed - {name}, (name, scripts_imported - allowed)
 
 
-def test_common_writes_reports_atomically(tmp_path):
-    common = load("common")
-    assert common.ROOT == BENCH.parent and common.RESULTS == BENCH / "results"
+def test_the_script_check_finds_a_path_trick_and_an_imported_script():
+    """The check above on two bad lines (it must be able to fail)."""
+    bad = ast.parse("sys.path.append('/x')\nfrom experiments.babi_real import main\n")
+    call = next(n for n in ast.walk(bad) if isinstance(n, ast.Call))
+    assert ast.unparse(call) not in PATH_LINES
+    assert next(n for n in ast.walk(bad) if isinstance(n, ast.ImportFrom)).module == "experiments.babi_real"
+
+
+def test_provenance_writes_reports_atomically(tmp_path):
+    common = load("provenance")
+    assert common.ROOT == ROOT and common.RESULTS == ROOT / "results"
     js, md = common.write_report(tmp_path / "out", "bench", {"b": 1, "a": 2.5}, "# Bench\n\n| a |\n",
                                  command="python benchmarks/bench.py --x 1", config={"x": 1, "folder": str(tmp_path)},
                                  measures=["dca_course/nn"])
@@ -139,9 +164,12 @@ def test_common_writes_reports_atomically(tmp_path):
     assert common.cpu_name()
     assert common.command_line("/x/benchmarks/bench.py", ["--out", str(common.ROOT / "runs" / "b")]) == \
         "python benchmarks/bench.py --out runs/b"
+    # the script's own folder, whichever it is
+    assert common.command_line(str(ROOT / "experiments" / "babi_real.py"), ["x"]) == "python experiments/babi_real.py x"
+    assert common.command_line(str(ROOT / "tools" / "notebook_claims.py"), []) == "python tools/notebook_claims.py"
 
 
-COMMAND = "python benchmarks/babi_real.py ../shared/data/babi"
+COMMAND = "python experiments/babi_real.py ../shared/data/babi"
 
 
 def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_seeds(tmp_path):
@@ -262,4 +290,4 @@ def test_the_benchmarks_time_the_recipes_loss_not_a_copy_of_it():
     for path in BENCH.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "coverage_loss(" not in text and "teacher_forced_nll(" not in text, path.name
-    assert "self.recipe.loss(" in (BENCH / "common.py").read_text(encoding="utf-8")
+    assert "self.recipe.loss(" in (BENCH / "timing.py").read_text(encoding="utf-8")

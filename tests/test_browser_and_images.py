@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"script_{name}", ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -45,7 +45,7 @@ def test_browser_test_is_not_part_of_make_test():
 
 def test_readme_images_exist_are_small_and_shown():
     readme = (ROOT / "README.md").read_text()
-    assert "python scripts/readme_images.py" in readme
+    assert "python tools/readme_images.py" in readme
     for name in ("attention.png", "dmn_explorer.png", "coverage.png", "dca_agents.png"):
         path = ROOT / "docs" / "images" / name
         assert path.is_file() and path.stat().st_size < 150_000, name

@@ -626,7 +626,7 @@ def test_greedy_baseline_is_decoded_in_eval_mode_and_the_mode_is_restored(monkey
 
 
 def test_rl_diagnostics_script_runs_on_a_tiny_model(load_benchmark):
-    """benchmarks/rl_diagnostics.py's core function, two steps on the hand-made articles."""
+    """experiments/rl_diagnostics.py's core function, two steps on the hand-made articles."""
     from dca_course.recipes import DCAConfig, DCARecipe
 
     bench = load_benchmark("rl_diagnostics")

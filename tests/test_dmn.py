@@ -569,13 +569,13 @@ def test_a_checkpoint_of_an_earlier_version_with_retired_options_still_loads():
 
 # -- the babi-1k profile: the headline run from the command line ---------------------------------
 def test_babi_1k_profile_holds_the_stored_headline_runs_settings():
-    """``--profile babi-1k`` is the model and training of benchmarks/results/babi_real_1k.json: every
+    """``--profile babi-1k`` is the model and training of results/babi_real_1k.json: every
     knob its settings record has the profile's value (the rest of its settings are the loop's)."""
     from pathlib import Path
 
     from dca_course.recipes import DMNConfig
 
-    stored = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/babi_real_1k.json").read_text())
+    stored = json.loads((Path(__file__).resolve().parents[1] / "results/babi_real_1k.json").read_text())
     config = DMNConfig.from_profile("babi-1k")
     knobs = {k: v for k, v in stored["settings"].items() if k in DMNConfig.field_names()}
     assert len(knobs) >= 20 and {k: getattr(config, k) for k in knobs} == knobs
@@ -600,7 +600,7 @@ def test_babi_1k_is_the_dmns_own_profile_on_the_command_line(tmp_path, capsys):
 
 
 def test_babi_real_trains_what_the_command_line_trains(load_benchmark, monkeypatch, tmp_path, capsys):
-    """benchmarks/babi_real.py is a loop around the recipe: a task's run gets the configuration and
+    """experiments/babi_real.py is a loop around the recipe: a task's run gets the configuration and
     data that `train dmn --data babi:PATH:TASK --profile babi-1k [flags]` gets."""
     from dca_course.recipes import DMNConfig, DMNRecipe
 

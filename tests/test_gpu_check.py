@@ -34,7 +34,7 @@ def _logs(folder: Path, *, notebook_rc: int = 0) -> Path:
 
 
 def _report(logs: Path, out: Path) -> str:
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_report.py"), str(logs), "--seconds", "250",
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_report.py"), str(logs), "--seconds", "250",
                         "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     return out.read_text()
@@ -61,9 +61,9 @@ def test_report_names_failed_cells(tmp_path):
 
 
 def test_script_is_valid_bash_and_wired_into_make():
-    assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "gpu_check.sh")]).returncode == 0
+    assert subprocess.run(["bash", "-n", str(ROOT / "tools" / "gpu_check.sh")]).returncode == 0
     makefile = (ROOT / "Makefile").read_text()
-    assert "gpu-check:" in makefile and "scripts/gpu_check.sh" in makefile
+    assert "gpu-check:" in makefile and "tools/gpu_check.sh" in makefile
     assert "device-check:" in makefile
     assert "make gpu-check" in (ROOT / "CONTRIBUTING.md").read_text()
 

@@ -169,3 +169,64 @@ def test_models_and_data_specs_known_on_a_bare_import():
             "print(sorted(MODELS)); print(sorted(DATA_SPECS)); get_model('dca')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "'pointer-generator'" in out and "'babi'" in out and "'synthnews-long'" in out
+
+
+# -- the scripts' folders (CONTRIBUTING.md, "Scripts") ---------------------------------------------
+#: benchmarks/ holds the speed benchmarks and nothing else: a script that trains or scores models for
+#: their quality is an experiment (experiments/), one that keeps the course in order is a tool (tools/).
+SPEED_BENCHMARKS = {"beam_search", "lstm_limit", "opennmt_throughput", "step_profile", "train_throughput"}
+SCRIPT_FOLDERS = ("experiments", "benchmarks", "tools")
+
+
+def script_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def speed_benchmark_problems(folder: Path) -> list[str]:
+    """Why ``folder`` is not a folder of speed benchmarks only: a script that is not one of
+    SPEED_BENCHMARKS, one that does not time with ``benchmarks.timing``, or one whose docstring
+    says nothing of time or speed."""
+    problems = []
+    for path in sorted(folder.glob("*.py")):
+        if path.stem in ("__init__", "timing"):
+            continue
+        doc = (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").lower()
+        if path.stem not in SPEED_BENCHMARKS:
+            problems.append(f"{path.name}: not a speed benchmark (experiments/ or tools/?)")
+        elif "benchmarks.timing" not in script_imports(path):
+            problems.append(f"{path.name}: does not time with benchmarks.timing")
+        elif not any(word in doc for word in ("time", "per second", "throughput", "speed")):
+            problems.append(f"{path.name}: its docstring says nothing of time or speed")
+    return problems
+
+
+def test_benchmarks_holds_only_speed_benchmarks():
+    assert speed_benchmark_problems(ROOT / "benchmarks") == []
+    assert {p.stem for p in (ROOT / "benchmarks").glob("*.py")} == SPEED_BENCHMARKS | {"__init__", "timing"}
+
+
+def test_the_speed_benchmark_check_finds_a_quality_experiment(tmp_path):
+    (tmp_path / "babi_real.py").write_text('"""DMN accuracy on bAbI."""\nfrom tools.provenance import ROOT\n')
+    (tmp_path / "lstm_limit.py").write_text('"""Accuracy only."""\nfrom benchmarks.timing import sync\n')
+    assert speed_benchmark_problems(tmp_path) == ["babi_real.py: not a speed benchmark (experiments/ or tools/?)",
+                                                  "lstm_limit.py: its docstring says nothing of time or speed"]
+
+
+def test_scripts_live_in_experiments_benchmarks_and_tools_and_results_in_results():
+    """Three script folders, each a package (``python -m FOLDER.NAME`` works too), no ``scripts/``, and
+    the stored results in the top-level ``results/``, which holds no script."""
+    for folder in SCRIPT_FOLDERS:
+        assert (ROOT / folder / "__init__.py").is_file(), folder
+        assert not (ROOT / folder / "results").exists(), f"{folder}/results: results live in results/"
+    assert not (ROOT / "scripts").exists()
+    assert (ROOT / "results" / "README.md").is_file() and not list((ROOT / "results").glob("*.py"))
+    # the quality experiments write with tools.provenance, and none of them times with benchmarks.timing
+    for path in (ROOT / "experiments").glob("*.py"):
+        if path.stem != "__init__":
+            assert "benchmarks.timing" not in script_imports(path), path.name

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
 
 @pytest.fixture(scope="module")
 def notebook_times():
-    spec = importlib.util.spec_from_file_location("bench_notebook_times", BENCH / "notebook_times.py")
+    spec = importlib.util.spec_from_file_location("tool_notebook_times", TOOLS / "notebook_times.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -34,7 +34,7 @@ def test_every_notebook_has_a_measured_time(notebook_times):
 def test_the_three_places_agree_with_times_json(notebook_times):
     for path, text in notebook_times.render(notebook_times.load_times()).items():
         assert path.read_text(encoding="utf-8") == text, (
-            f"{path.name} does not show the times of notebooks/times.json: run python benchmarks/notebook_times.py")
+            f"{path.name} does not show the times of notebooks/times.json: run python tools/notebook_times.py")
 
 
 def test_render_changes_the_three_places_when_a_time_changes(notebook_times):

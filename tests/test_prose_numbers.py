@@ -3,7 +3,7 @@
 Three kinds of check, each naming every stale number it finds:
 
 * the comment beside each ``claim(...)`` ("# seeds 0/1/2 + ATEN default: worst 0.93; bound 0.85") against
-  ``benchmarks/results/notebook_claims.json``: the claim was measured with the bound the code asserts, and the
+  ``results/notebook_claims.json``: the claim was measured with the bound the code asserts, and the
   worst case the comment gives is the measured one (to the digits it shows);
 * ``QUOTES``: sentences of the notebooks' markdown whose numbers are a claim's range over the runs, a results
   table's figure or a configuration of the notebook itself, each recomputed from the stored JSON (or the
@@ -27,7 +27,7 @@ import pytest
 
 ROOT = Path(os.environ.get("DCA_PROSE_ROOT") or Path(__file__).resolve().parents[1])
 NOTEBOOKS = ROOT / "notebooks"
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "results"
 NUMBER = r"(-?\d+(?:\.\d+)?)"
 
 
@@ -227,7 +227,7 @@ def claim_calls(code: str):
 
 
 # Claims of the exercises that train with the learner's code: the stored notebook holds the stub, so they are
-# measured with the solution by benchmarks/exercise_claims.py (exercise_claims.json), not by make claims.
+# measured with the solution by tools/exercise_claims.py (exercise_claims.json), not by make claims.
 EXERCISE_CLAIMS = {"your self-critical loss raises the reward on held-out articles (sampled ROUGE-L, points)": "07.3"}
 
 
@@ -298,7 +298,7 @@ def test_the_training_exercise_floor_of_02_agrees_with_its_measurement():
 
 
 def test_the_input_feeding_figures_of_the_results_readme_agree_with_cnndm_real():
-    """benchmarks/results/README.md quotes cnndm_real.json's means and half-ranges (input feeding on/off)."""
+    """results/README.md quotes cnndm_real.json's means and half-ranges (input feeding on/off)."""
     text = re.sub(r"\s+", " ", (RESULTS / "README.md").read_text(encoding="utf-8"))
     s = results("cnndm_real.json")["summary"]
     f = lambda feed, key: f"{s[feed][key]['mean']:.2f} ± {s[feed][key]['half_range']:.2f}"

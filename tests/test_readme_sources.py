@@ -10,7 +10,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_attention_baselines_rouge2_and_seconds_are_copying_json_rounded():
-    rows = json.loads((ROOT / "benchmarks/results/copying.json").read_text(encoding="utf-8"))["rows"]
+    rows = json.loads((ROOT / "results/copying.json").read_text(encoding="utf-8"))["rows"]
     baseline = next(r for r in rows if r["label"].startswith("attention seq2seq"))
     found = re.search(r"It scores ROUGE-2 ([\d.]+) in (\d+) s of training", README)
     assert found, "README no longer quotes the attention baseline"

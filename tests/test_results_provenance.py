@@ -1,4 +1,4 @@
-"""Stored results (benchmarks/results/) say what made them and name no machine's private paths."""
+"""Stored results (results/) say what made them and name no machine's private paths."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "results"
 ABSOLUTE = re.compile(r"""(?<![\w.])/(?:work|home|root|tmp|Users|mnt|data|scratch)/""")
 
 
@@ -31,14 +31,14 @@ def test_babi_real_settings_name_the_seeds_its_table_covers():
 
 
 def test_repo_path_is_relative_to_the_repository(load_benchmark):
-    common = load_benchmark("common")
-    assert common.repo_path(ROOT / "benchmarks" / "results") == "benchmarks/results"
-    assert common.repo_path(ROOT.parent / "shared" / "data" / "babi") == "../shared/data/babi"
+    provenance = load_benchmark("provenance")
+    assert provenance.repo_path(ROOT / "results") == "results"
+    assert provenance.repo_path(ROOT.parent / "shared" / "data" / "babi") == "../shared/data/babi"
 
 
 # -- every result says what made it -------------------------------------------------------------
 def command_exists(command: str) -> bool:
-    """``python benchmarks|scripts|tools/NAME.py ...`` with the script there, ``python -m
+    """``python experiments|benchmarks|tools/NAME.py ...`` with the script there, ``python -m
     dca_course SUBCOMMAND ...`` with that subcommand, or ``make TARGET`` with that target."""
     import shlex
 
@@ -46,7 +46,7 @@ def command_exists(command: str) -> bool:
     if words[:2] == ["python", "-m"]:
         return words[2] == "dca_course" and words[3] in {"train", "evaluate", "score", "data", "profiles"}
     if words[0] == "python":
-        return (ROOT / words[1]).is_file() and words[1].split("/")[0] in {"benchmarks", "scripts", "tools"}
+        return (ROOT / words[1]).is_file() and words[1].split("/")[0] in {"experiments", "benchmarks", "tools"}
     if words[0] == "make":
         makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
         return re.search(rf"^{re.escape(words[1])}:", makefile, re.M) is not None
@@ -76,9 +76,11 @@ def test_every_results_file_names_a_command_that_exists():
 
 
 def test_the_command_check_rejects_what_does_not_exist():
-    assert command_exists("python benchmarks/babi_real.py ../shared/data/babi") and command_exists("make gpu-check")
+    assert command_exists("python experiments/babi_real.py ../shared/data/babi") and command_exists("make gpu-check")
     assert command_exists("python -m dca_course train dmn --data babi:1")
     assert not command_exists("python benchmarks/no_such_script.py")
+    assert not command_exists("python benchmarks/babi_real.py ../shared/data/babi")     # moved to experiments/
+    assert not command_exists("python scripts/gpu_report.py LOGDIR")                   # scripts/ is gone
     assert not command_exists("make no-such-target") and not command_exists("python -m dca_course fly")
 
 
@@ -123,3 +125,32 @@ def test_results_status_lists_every_result(load_benchmark):
         if path.suffix == ".json":
             assert re.search(rf"^(STALE|current|UNKNOWN)\s+{re.escape(path.name)} ", out, re.M), path.name
     assert "UNKNOWN" not in out.replace("gpu.md", "")
+
+
+def test_results_status_skips_a_pure_move_and_follows_a_file_to_its_earlier_name(load_benchmark, tmp_path):
+    """A commit that only moves a measured file (git's 100% rename) changes no code; a change made
+    under the file's earlier name, before the move, still counts, and so does one after it."""
+    import subprocess
+
+    status = load_benchmark("results_status")
+    status.ROOT = tmp_path
+
+    def commit(message):
+        subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], cwd=tmp_path,
+                       check=True)
+        return status.git("rev-parse", "--short", "HEAD")
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "bench.py").write_text("".join(f"line {i}\n" for i in range(20)))
+    made = commit("the script")
+    (tmp_path / "old" / "bench.py").write_text("".join(f"line {i}\n" for i in range(21)))
+    before = commit("changed under its earlier name")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old" / "bench.py").rename(tmp_path / "new" / "bench.py")
+    commit("moved, unchanged")
+    assert [c.split()[0] for c in status.changes(made, "HEAD", ["new/bench.py"])] == [before]
+    (tmp_path / "new" / "bench.py").write_text("changed\n")
+    after = commit("changed after the move")
+    assert [c.split()[0] for c in status.changes(made, "HEAD", ["new/bench.py"])] == [after, before]

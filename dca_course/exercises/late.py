@@ -301,7 +301,7 @@ def check_leave_one_out(fn, *, seed: int = 0) -> bool:
 # -- notebook 08: reading results ------------------------------------------------------------
 def check_seed_spread(fn) -> bool:
     """``fn(values)`` with a list of a metric's values over seeds must return ``(mean, sd)`` with sd the
-    sample standard deviation (divided by n - 1), as ``benchmarks/`` reports "mean ± sd" over seeds
+    sample standard deviation (divided by n - 1), as ``experiments/`` reports "mean ± sd" over seeds
     (``statistics.mean``, ``statistics.stdev``)."""
     what = f"check_seed_spread({_name(fn)})"
     cases = [[0.554, 0.531, 0.577], [46.2, 44.9, 47.3, 45.0], [0.1, 0.1]]

@@ -2,7 +2,7 @@
 numbers (``tests/test_fast_paths.py`` holds them to it), fewer operations.
 
 A decoder calls the attention once per output word, over every source position, so its few lines
-are most of a summariser's training time on a CPU (``benchmarks/results/step_profile.md``).  Here:
+are most of a summariser's training time on a CPU (``results/step_profile.md``).  Here:
 
 * :class:`FastAdditiveAttention`: one step as one autograd operation with its backward pass written
   by hand (:class:`_FusedAdditiveAttention`), in place where it can, with tanh as 2 sigmoid(2x) - 1,

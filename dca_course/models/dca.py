@@ -60,7 +60,7 @@ on the command line's SynthNews-long suite, 3 agents with tanh stated as many fa
 (fact recall -0.032, -0.004, -0.018 against linear; ROUGE-L -0.2, +0.5, -0.6, inside the
 seed spread), and notebook 07's small model learned far slower with it (its greedy reward
 rose 0.035 above the untrained model's after 4 epochs, and 0.057 after 6, where the linear
-form rose at least 0.163), so the default stays linear.  ``benchmarks/results/dca_vocab_mlp.md``
+form rose at least 0.163), so the default stays linear.  ``results/dca_vocab_mlp.md``
 holds the runs.
 
 Multi-agent pointer network: each agent has its own generation probability and its own

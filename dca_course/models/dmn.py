@@ -1,6 +1,6 @@
 """Dynamic Memory Networks (Kumar et al. 2016, "Ask Me Anything"), with the episodic memory of
 DMN+ (Xiong et al. 2016, "Dynamic Memory Networks for Visual and Textual Question Answering") as
-an option.  Equations and choices; what they measured is in ``benchmarks/results/babi_real_1k*.md``.
+an option.  Equations and choices; what they measured is in ``results/babi_real_1k*.md``.
 
 **Input module** (Kumar 2.1).  One GRU over the story's words, an end-of-sentence mark after each
 sentence; fact ``c_t`` is the state at sentence t's mark::

@@ -4,7 +4,7 @@ A recipe's configuration is a frozen dataclass whose field defaults are the ``fa
 (CPU-sized; ``FAST`` lists the inherited ones it changes) and whose ``FULL`` table lists what
 the ``full`` profile (the papers' sizes) changes from ``fast``.  ``NAMED`` adds a model's own
 profiles, each a base profile and its changes (the DMN's ``babi-1k``: the settings of
-``benchmarks/results/babi_real_1k.md``).  The ``train`` command's flags and the ``profiles`` command's JSON are generated from
+``results/babi_real_1k.md``).  The ``train`` command's flags and the ``profiles`` command's JSON are generated from
 these dataclasses, so a knob cannot be read without being documented and settable::
 
     @dataclass(frozen=True)

@@ -151,7 +151,7 @@ class PointerGeneratorConfig(RecipeConfig):
     pointer: bool = knob(True, "copy from the source (--no-pointer: the paper's baseline)")
     input_feeding: bool = knob(True, "feed the previous context to the decoder LSTM, as See et al.'s code does "
                                      "(--no-input-feeding: the decoder LSTM runs fused over the summary, faster to "
-                                     "train; lower ROUGE on real news: benchmarks/results/cnndm_real.md)")
+                                     "train; lower ROUGE on real news: results/cnndm_real.md)")
 
     FAST: ClassVar[dict] = COPYING_FAST
     FULL: ClassVar[dict] = COPYING_FULL
@@ -164,7 +164,7 @@ class PointerGeneratorRecipe(SummarizerRecipe):
     With input feeding by default, as See et al.'s code has it (``--no-input-feeding`` leaves it out;
     the paper's equations (1)-(4) do not need it, and without it the decoder LSTM runs as one fused
     call). The two scored alike on SynthNews; on real CNN/DailyMail lines input feeding scored
-    higher by more than the seeds' spread (``benchmarks/results/cnndm_real.md``)."""
+    higher by more than the seeds' spread (``results/cnndm_real.md``)."""
 
     name = "pointer-generator"
     config_class = PointerGeneratorConfig

@@ -108,7 +108,7 @@ class DCARecipe(SummarizerRecipe):
     summary's reward (Rennie et al. 2017, the DCA paper's).  On notebook 07's model the
     leave-one-out baseline halved the variance of the RL gradient estimate against the greedy
     one, is beaten by half of the samples (the greedy one by about a third) and needs no greedy
-    decoding; ``benchmarks/rl_diagnostics.py`` measures both (``benchmarks/results/rl_diagnostics.md``).
+    decoding; ``experiments/rl_diagnostics.py`` measures both (``results/rl_diagnostics.md``).
     """
 
     name = "dca"

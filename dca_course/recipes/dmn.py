@@ -66,12 +66,12 @@ class DMNConfig(RecipeConfig):
     FULL: ClassVar[dict] = dict(emb_size=80, hidden_size=80, dropout=0.1, epochs=30, batch_size=32, lr=2e-3,
                                 val_fraction=0.1, patience=20)
     #: The headline run, ``train dmn --data babi:PATH:all --profile babi-1k``: the model and training
-    #: of ``benchmarks/results/babi_real_1k.md`` (DMN+ with the course's additions, 200 epochs at most,
+    #: of ``results/babi_real_1k.md`` (DMN+ with the course's additions, 200 epochs at most,
     #: the epoch chosen on 10% of the training stories).  Chosen on those held-out stories, never the test.
     NAMED: ClassVar[dict] = {"babi-1k": ("full", dict(
         dmn_variant="dmn+", input_module="fusion", memory_update="relu", gate_features="dmn+", time_features=True,
         word_match=True, max_passes=5, weight_decay=1e-3, lr=3e-3, epochs=200, patience=50),
-        "the real bAbI 1k tasks' settings, benchmarks/results/babi_real_1k.md")}
+        "the real bAbI 1k tasks' settings, results/babi_real_1k.md")}
 
 
 class DMNRecipe(Recipe):

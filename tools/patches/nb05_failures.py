@@ -10,8 +10,8 @@ fails (exit 1, naming the anchor) when an anchor is missing, and does nothing a 
 2. section 6's results: ``scores`` adds ``metrics.misattribution`` (facts stated under the wrong entity), the table
    gets a "misattr." column beside fact recall and a key, every table of the notebook is at most 120 characters
    wide, and the twelve absolute floors after the coverage claim print as a few compact lines (each still a claim);
-3. the stored command-line table gets the misattribution of the same runs (``benchmarks/results/misattribution.json``,
-   written by ``benchmarks/misattribution.py``);
+3. the stored command-line table gets the misattribution of the same runs (``results/misattribution.json``,
+   written by ``experiments/misattribution.py``);
 4. a new part of section 6, "Where the summaries fail": three failure kinds named, counted for every model over the
    test set, and one real example of each chosen by a fixed rule;
 5. section 7's coverage figure: its columns are the source words either model attended to most, not one window
@@ -178,8 +178,8 @@ def patch_results(nb):
 STORED_OLD_ROWS = '''    print(f"{'command line, fast profile':>44}" + "".join(f"{label:>15}" for _, label, _ in cols))
     for row in rows:
         print(f"{row['label']:>44}" + "".join(f"{row[k]:>15{fmt}}" for k, _, fmt in cols))'''
-STORED_NEW_ROWS = '''    # the misattribution of the same command-line runs, scored by benchmarks/misattribution.py
-    more = Path("..") / "benchmarks" / "results" / "misattribution.json"
+STORED_NEW_ROWS = '''    # the misattribution of the same command-line runs, scored by experiments/misattribution.py
+    more = Path("..") / "results" / "misattribution.json"
     parts = json.loads(more.read_text())["parts"] if more.is_file() else {}
     beam = next((p for title, p in parts.items() if title.startswith("the command line")), {})
     short = lambda label: label.replace("pointer-generator", "pointer-gen").replace(" epochs)", ")")
