@@ -241,7 +241,7 @@ def test_message_function_and_mean_gradcheck():
 def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers(vocab_mlp):
     vocab, batch, _ = _setup()
     seed_everything(0)
-    model = DCA(len(vocab), 8, 10, context_layers=2, vocab_mlp=vocab_mlp).eval()
+    model = DCA(len(vocab), 8, 10, context_layers=2, extensions=["vocab_tanh"] if vocab_mlp == "tanh" else []).eval()
     mlp_hidden = torch.tanh if vocab_mlp == "tanh" else (lambda h: h)     # eqs. (11)-(12)'s "MLP", by hand
     with torch.no_grad():
         out = model(batch)

@@ -351,15 +351,15 @@ def test_time_features_by_hand():
 def test_time_features_tell_the_gate_where_the_previous_pass_read():
     # Two stories with the same facts: with time features the second pass's gates depend on
     # where the first pass read, without them they cannot (the facts' content is all they see).
-    exs, vocab, model, batch = _setup("dmn+", time_features=True)
+    exs, vocab, model, batch = _setup("dmn+", extensions=["time_features"])
     assert model.gate_hidden.in_features == 7 * 10 + 2 + 3
     c = torch.randn(1, 4, 10)
     q = torch.randn(1, 10)
     mask = torch.ones(1, 4, dtype=torch.bool)
     t = torch.arange(4.0)[None]
     from dca_course.models.dmn import time_features
-    early = model.gate_scores(c, q, q, time_features(t, torch.tensor([[0.0]]), mask))
-    late = model.gate_scores(c, q, q, time_features(t, torch.tensor([[3.0]]), mask))
+    early = model.gate_scores(c, q, q, [time_features(t, torch.tensor([[0.0]]), mask)])
+    late = model.gate_scores(c, q, q, [time_features(t, torch.tensor([[3.0]]), mask)])
     assert not torch.allclose(early, late)
     # the first pass measures from the question (after the last fact); padded facts are zero gate
     out = model(batch)
@@ -408,21 +408,22 @@ def _sentence_by_hand(model, words, vocab):
 
 
 def test_episodes_can_read_the_sentences_while_the_gates_compare_the_fused_facts():
-    """``episode_reads="sentences"``: the gates are those of the same weights reading the fused facts;
-    each episode is the attention-GRU run over the sentences' own encodings with those gates."""
-    _, vocab, model, batch = _setup("dmn+", input_module="fusion", episode_reads="sentences", memory_update="relu")
+    """The ``sentence_episodes`` extension: the gates are those of the same weights reading the fused
+    facts; each episode is the attention-GRU run over the sentences' own encodings with those gates."""
+    _, vocab, model, batch = _setup("dmn+", input_module="fusion", extensions=["sentence_episodes"], memory_update="relu")
     model.eval()
     out = model(batch)
     plain = DMN(len(vocab), 8, 10, passes=2, variant="dmn+", input_module="fusion", memory_update="relu")
-    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("sentence_proj")})
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("extensions.")})
     plain.eval()
     c, q = plain.encode_story(batch), plain.encode_question(batch)
     assert torch.equal(out["facts"], c)
     # pass 1's gates only compare c with q (m^0 = q): the same in both models
     assert torch.allclose(out["gates"][:, 0], plain(batch)["gates"][:, 0], atol=1e-6)
-    sentences = model.sentence_proj(model.sentence_vectors(batch)) * batch.fact_mask.unsqueeze(-1)
+    proj = model.extensions["sentence_episodes"].proj
+    sentences = proj(model.sentence_vectors(batch)) * batch.fact_mask.unsqueeze(-1)
     exs = _examples()
-    assert torch.allclose(sentences[0, 2], model.sentence_proj(_sentence_by_hand(model, exs[0].story[2], vocab)), atol=1e-6)
+    assert torch.allclose(sentences[0, 2], proj(_sentence_by_hand(model, exs[0].story[2], vocab)), atol=1e-6)
     assert not torch.allclose(sentences, c)
     for i in range(2):
         by_hand = plain.episode(sentences, out["gates"][:, i])
@@ -431,9 +432,9 @@ def test_episodes_can_read_the_sentences_while_the_gates_compare_the_fused_facts
     # padded facts still get exactly zero gate
     assert (out["gates"][1, :, 2:] == 0).all()
     with pytest.raises(ValueError, match="positional sentence encoding"):
-        DMN(10, 4, 4, input_module="gru", episode_reads="sentences")
-    with pytest.raises(ValueError, match="episode_reads"):
-        DMN(10, 4, 4, episode_reads="words")
+        DMN(10, 4, 4, input_module="gru", extensions=["sentence_episodes"])
+    with pytest.raises(ValueError, match="unknown extension 'words'"):
+        DMN(10, 4, 4, extensions=["words"])
 
 
 def test_word_match_marks_each_fact_word_that_is_a_question_word_by_position():
@@ -489,7 +490,7 @@ def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_upda
     """x^i = sum_t g^i_t R_t joins the memory update: m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i), or
     GRU([e^i; x^i], m^{i-1}); by hand from the model's own layers and gates."""
     from dca_course.models.dmn import MATCH_WORDS, match_read, word_match
-    _, vocab, model, batch = _setup("dmn+", input_module="fusion", memory_update=memory_update, word_match=True)
+    _, vocab, model, batch = _setup("dmn+", input_module="fusion", memory_update=memory_update, extensions=["word_match"])
     model.eval()
     out = model(batch)
     R = word_match(batch.sentences, batch.question, vocab.pad_id)
@@ -506,11 +507,10 @@ def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_upda
             m = model.memory_cell(torch.cat([e, x], -1), m)
         assert torch.allclose(out["memories"][:, i + 1], m, atol=1e-6)
     # the read reaches the memory: with every R_t zero, the last memory is another
-    blind = model.memory(out["facts"], out["question"], batch.fact_mask, match=torch.zeros_like(R))
+    blind = model.memory(out["facts"], out["question"], batch.fact_mask, readings={"word_match": torch.zeros_like(R)})
     assert not torch.allclose(blind["memories"][:, -1], out["memories"][:, -1], atol=1e-4)
     # and costs M more inputs per memory layer (GRU: per gate)
-    plain = DMN(len(vocab), 8, 10, passes=2, variant="dmn+", input_module="fusion", memory_update=memory_update,
-                word_match=False)
+    plain = DMN(len(vocab), 8, 10, passes=2, variant="dmn+", input_module="fusion", memory_update=memory_update)
     assert sum(p.numel() for p in model.parameters()) - sum(p.numel() for p in plain.parameters()) == \
         (2 if memory_update == "relu" else 3) * 10 * MATCH_WORDS ** 2
 
@@ -518,7 +518,7 @@ def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_upda
 def test_word_match_does_not_match_two_unknown_words():
     """Two different words outside the vocabulary both encode to <unk>; equal ids there are no match."""
     from dca_course.data.vocab import Vocab
-    from dca_course.models.dmn_match import MATCH_WORDS, word_match
+    from dca_course.models.extensions.word_match import MATCH_WORDS, word_match
     unk, pad = Vocab.unk_id, Vocab.pad_id
     sentences = torch.tensor([[[7, unk, 9, pad]]])           # one fact: "w7 <unk> w9"
     question = torch.tensor([[unk, 7]])                      # "<unk> w7": another unknown word, then w7

@@ -59,7 +59,7 @@ POINTER_GENERATOR_CODE = TRAINING_CODE + ["dca_course/models/pointer_generator.p
                                           "dca_course/data/synthnews", "dca_course/fast"]
 SUMMARIZER_CODE = POINTER_GENERATOR_CODE + ["dca_course/models/copynet.py", "dca_course/models/dca.py",
                                             "dca_course/recipes/dca.py", "dca_course/data/agents.py"]
-DMN_CODE = TRAINING_CODE + ["dca_course/models/dmn.py", "dca_course/models/dmn_gate.py", "dca_course/models/dmn_match.py",
+DMN_CODE = TRAINING_CODE + ["dca_course/models/dmn.py", "dca_course/models/dmn_gate.py", "dca_course/models/extensions",
                             "dca_course/models/dmn_eval.py", "dca_course/recipes/dmn.py", "dca_course/data/babi"]
 
 

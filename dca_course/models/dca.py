@@ -52,16 +52,13 @@ x_t = [E y_{t-1}; c*_{t-1}] (the previous context fed back).  At step t, with st
     P_voc  = softmax(MLP([s_t; c*_t]))                                                 (11)
     P_voc  = softmax(MLP([s_t; c*_t; c*_{t-1}]))  contextual agent attention (default)  (12)
 
-The paper names an MLP and gives neither its layers nor its activation.  By default
-(``vocab_mlp="linear"``) it is the pointer-generator's eq. (4), two linear maps with nothing
-between them: MLP(u) = W_out (W_h u + b_h) + b_out, so, strictly, not an MLP.
-``vocab_mlp="tanh"`` makes it one, W_out tanh(W_h u + b_h) + b_out.  Measured (seeds 0, 1, 2):
-on the command line's SynthNews-long suite, 3 agents with tanh stated as many facts or fewer
-(fact recall -0.032, -0.004, -0.018 against linear; ROUGE-L -0.2, +0.5, -0.6, inside the
-seed spread), and notebook 07's small model learned far slower with it (its greedy reward
-rose 0.035 above the untrained model's after 4 epochs, and 0.057 after 6, where the linear
-form rose at least 0.163), so the default stays linear.  ``results/dca_vocab_mlp.md``
-holds the runs.
+The paper names an MLP and gives neither its layers nor its activation.  Here it is the
+pointer-generator's eq. (4), two linear maps with nothing between them:
+MLP(u) = W_out (W_h u + b_h) + b_out, so, strictly, not an MLP.  A tanh between them is the
+course's experiment, not the paper's: the extension
+:class:`~dca_course.models.extensions.vocab_tanh.VocabTanh` (``extensions=["vocab_tanh"]``,
+``--vocab-mlp tanh``), which the model calls on W_h u + b_h before W_out; its runs are in
+``results/dca_vocab_mlp.md``.
 
 Multi-agent pointer network: each agent has its own generation probability and its own
 distribution over the extended vocabulary, and the agent attention mixes them::
@@ -94,6 +91,7 @@ from ..decoding import teacher_forcing
 from ..nn.attention import AdditiveAttention
 from ..nn.copying import extended_to_vocab, final_distribution, oov_slots, safe_log
 from ..nn.encoders import BiRNN
+from .extensions import DCAExtension, make_extensions
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents"]
 
@@ -173,24 +171,26 @@ class DCA(nn.Module):
 
     ``context_layers`` is K (0 gives agents that never talk); ``contextual=True`` uses eq. (12)
     for the vocabulary distribution, ``False`` eq. (11).  The number of agents is the batch's
-    (``batch.src`` is (batch, agents, len)), not a parameter.
+    (``batch.src`` is (batch, agents, len)), not a parameter.  ``extensions``: the course's additions
+    (:mod:`dca_course.models.extensions`, modules or names), none by default.
     """
 
     extended_vocab = True
+    #: constructor switches of earlier versions that are extensions now: {option: {value: the
+    #: extension it asks for, None for none}} (a checkpoint's ``model_config`` may hold them)
+    FORMER_SWITCHES = {"vocab_mlp": {"linear": None, "tanh": "vocab_tanh"}}
 
     def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256,
                  context_layers: int = 2, attn_size: int | None = None, contextual: bool = True,
-                 pad_id: int = 0, unk_id: int = 1, vocab_mlp: str = "linear"):
+                 pad_id: int = 0, unk_id: int = 1, extensions=()):
         super().__init__()
-        if vocab_mlp not in ("linear", "tanh"):
-            raise ValueError(f"vocab_mlp is 'linear' or 'tanh', not {vocab_mlp!r}")
-        self.vocab_mlp = vocab_mlp
+        self.extensions = make_extensions(extensions, DCAExtension)     # no parameters of their own
         self.vocab_size = vocab_size
         self.unk_id = unk_id
         self.contextual = contextual
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size,
                            context_layers=context_layers, attn_size=attn_size, contextual=contextual,
-                           pad_id=pad_id, unk_id=unk_id, vocab_mlp=vocab_mlp)
+                           pad_id=pad_id, unk_id=unk_id, extensions=list(self.extensions))
         H, A = hidden_size, attn_size or hidden_size
         self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
         self.local = AgentBiLSTM(emb_size, H)                                   # eqs. (1)-(2)
@@ -264,9 +264,11 @@ class DCA(nn.Module):
 
     def vocab_logits(self, features: torch.Tensor) -> torch.Tensor:
         """MLP([s_t; c*_t; c*_{t-1}]) of eq. (12) (or of [s_t; c*_t], eq. 11): the logits of P_voc,
-        through two linear maps or, with ``vocab_mlp="tanh"``, a tanh hidden layer."""
-        hidden = self.out_hidden(features)
-        return self.out(torch.tanh(hidden) if self.vocab_mlp == "tanh" else hidden)
+        W_out (W_h u + b_h) + b_out, the extensions' ``vocab_hidden`` applied between the two maps."""
+        hidden = self.out_hidden(features)                                      # W_h u + b_h
+        for ext in self.extensions.values():
+            hidden = ext.vocab_hidden(hidden)
+        return self.out(hidden)                                                 # W_out ... + b_out
 
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):

@@ -46,17 +46,12 @@ per pass (after Sukhbaatar et al. 2015)::
 
     m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i)                                         (DMN+ memory)
 
-**The course's additions** (in neither paper; off by default):
-
-* ``time_features=True``: three numbers per fact appended to z (:func:`time_features`): how recent
-  the fact is, and how far before or after ``p^{i-1} = sum_t g^{i-1}_t t``, where the previous pass
-  read (``p^0``: after the last fact).  bAbI tasks 2 and 3 ask for the latest or the previous move.
-* ``episode_reads="sentences"`` (with ``"fusion"``): the gates compare the fused facts ``c_t``, the
-  episodes read each sentence's own ``f_t`` (projected to H when sizes differ), so the memory holds
-  exactly the sentences chosen: ``h^i_t = AttnGRU(f_t, h^i_{t-1}, g^i_t)``.
-* ``word_match=True``: each pass also reads, with its gates, which word of its facts is which word
-  of the question, ``x^i = sum_t g^i_t R_t`` (:mod:`dca_course.models.dmn_match`), into its memory
-  update: ``m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i)``.
+**The course's additions** (in neither paper) are not switches of this model: they are modules of
+:mod:`dca_course.models.extensions`, given as ``extensions=(...)`` (or by name), that the DMN calls
+at four hooks (:class:`~dca_course.models.extensions.hooks.DMNExtension`): *extra gate features*
+appended to z (``time_features``), *what the episode reads* in place of c_t (``sentence_episodes``),
+*extra memory-update input* read beside e^i (``word_match``), and ``build``, where an extension makes
+its layers.  Without extensions the DMN is the papers' model above.
 
 **Batches and masks.**  :class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets` and
 :func:`babi_vocab` live with the bAbI data (:mod:`dca_course.data.babi.batching`; re-exported here).
@@ -73,10 +68,12 @@ from ..data.babi.batching import (SENTENCE_END, DMNBatch, babi_vocab, length_buc
                                   make_dmn_batch)     # (re-exported: the batch lives with the data)
 from ..nn.attention import masked_softmax
 from ..nn.gru import AttentionGRUCell
-from .dmn_gate import (GATE_FEATURES, TIME_FEATURES, TIME_SCALE, dmn_features, dmn_plus_features,  # noqa: F401
-                       gate_supervision_loss, gate_targets, read_position, time_features)  # (re-exported)
-from .dmn_match import MATCH_WORDS, match_read, word_match  # noqa: F401  (re-exported)
+from .dmn_gate import (GATE_FEATURES, dmn_features, dmn_plus_features, gate_supervision_loss,  # noqa: F401
+                       gate_targets)  # (re-exported)
 from .dmn_eval import answer_mode_for, evaluate_dmn, explain_dmn  # noqa: F401  (re-exported)
+from .extensions import DMNExtension, make_extensions
+from .extensions.time_features import TIME_FEATURES, TIME_SCALE, read_position, time_features  # noqa: F401  (re-exported)
+from .extensions.word_match import MATCH_WORDS, match_read, word_match  # noqa: F401  (re-exported)
 
 VARIANTS = ("dmn", "dmn+")
 INPUT_MODULES = ("gru", "fusion")
@@ -132,17 +129,24 @@ class DMN(nn.Module):
     * ``"scores"``: (batch, passes, facts), their logits (for gate supervision);
     * ``"facts"`` (batch, facts, H), ``"question"`` (batch, H), ``"memories"`` (batch, passes + 1, H)
       holding m^0 = q, m^1, ..., ``"episodes"`` (batch, passes, H).
+
+    The constructor takes the papers' choices; ``extensions`` (modules of
+    :mod:`dca_course.models.extensions`, or their names) adds the course's additions at their hooks.
     """
 
     #: constructor options of earlier versions, and the value a checkpoint may hold for each
     RETIRED = {"share_gru": True, "gate_size": None}
+    #: constructor switches of earlier versions that are extensions now: {option: {value: the
+    #: extension it asks for, None for none}} (a checkpoint's ``model_config`` may hold them)
+    FORMER_SWITCHES = {"time_features": {False: None, True: "time_features"},
+                       "episode_reads": {"facts": None, "sentences": "sentence_episodes"},
+                       "word_match": {False: None, True: "word_match"}}
 
     def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 64, *, passes: int = 3,
                  variant: str = "dmn", answer: str = "word", input_module: str = "gru",
-                 time_features: bool = False, gate_features: str = "dmn",
-                 memory_update: str = "gru", episode_reads: str = "facts",
-                 word_match: bool = False, dropout: float = 0.0, max_answer: int = 4,
-                 pad_id: int = 0, bos_id: int = 2, eos_id: int = 3):
+                 gate_features: str = "dmn", memory_update: str = "gru", dropout: float = 0.0,
+                 max_answer: int = 4, pad_id: int = 0, bos_id: int = 2, eos_id: int = 3,
+                 extensions=()):
         super().__init__()
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
@@ -154,9 +158,11 @@ class DMN(nn.Module):
             raise ValueError(f"input_module must be one of {INPUT_MODULES}, not {input_module!r}")
         if passes < 1:
             raise ValueError(f"passes must be >= 1, not {passes}")
+        extensions = make_extensions(extensions, DMNExtension)
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
-                           variant=variant, answer=answer, input_module=input_module, time_features=time_features, gate_features=gate_features,
-                           memory_update=memory_update, episode_reads=episode_reads, word_match=word_match, dropout=dropout, max_answer=max_answer, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+                           variant=variant, answer=answer, input_module=input_module, gate_features=gate_features,
+                           memory_update=memory_update, dropout=dropout, max_answer=max_answer, pad_id=pad_id,
+                           bos_id=bos_id, eos_id=eos_id, extensions=list(extensions))
         H = hidden_size
         self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
         self.variant, self.answer_mode, self.max_answer = variant, answer, max_answer
@@ -167,27 +173,27 @@ class DMN(nn.Module):
         # DMN+'s input fusion layer: a bidirectional GRU over positionally encoded sentences.
         self.fusion_gru = (nn.GRU(emb_size, H, batch_first=True, bidirectional=True)
                            if input_module == "fusion" else None)
-        if episode_reads not in ("facts", "sentences"):
-            raise ValueError(f"episode_reads must be 'facts' or 'sentences', not {episode_reads!r}")
-        if episode_reads == "sentences" and input_module != "fusion":
-            raise ValueError("episode_reads='sentences' needs DMN+'s positional sentence encoding (input_module='fusion')")
-        self.episode_reads = episode_reads
-        self.sentence_proj = (nn.Linear(emb_size, H, bias=False)                    # f_t to the hidden size
-                              if episode_reads == "sentences" and emb_size != H else None)
+        # The course's additions make their layers here, after the input module and before the
+        # gate, where the layers of the switches they replace were made (the same initial weights).
+        self.extensions = extensions
+        for ext in extensions.values():
+            ext.build(self)
+        if sum(type(ext).episode_input is not DMNExtension.episode_input for ext in extensions.values()) > 1:
+            raise ValueError("at most one extension may say what the episodes read")
         self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
         nn.init.xavier_uniform_(self.W_b)
         if gate_features not in GATE_FEATURES:
             raise ValueError(f"gate_features must be one of {GATE_FEATURES}, not {gate_features!r}")
-        self.time_features, self.gate_features = time_features, gate_features
-        n_features = (7 * H + 2 if gate_features == "dmn" else 4 * H) + (len(TIME_FEATURES) if time_features else 0)
+        self.gate_features = gate_features
+        n_features = (7 * H + 2 if gate_features == "dmn" else 4 * H) + sum(e.gate_width for e in extensions.values())
         self.gate_hidden = nn.Linear(n_features, H)                                  # W^(1), b^(1)
         self.gate_out = nn.Linear(H, 1)                                              # W^(2), b^(2)
         if variant == "dmn":
             self.episode_cell = nn.GRUCell(H, H)
         else:
             self.episode_cell = AttentionGRUCell(H, H)
-        self.memory_update, self.word_match = memory_update, word_match
-        M = MATCH_WORDS ** 2 if word_match else 0                                # x^i, the word-match read
+        self.memory_update = memory_update
+        M = sum(e.memory_width for e in extensions.values())                     # extra memory-update input
         if memory_update == "gru":
             self.memory_cell = nn.GRUCell(H + M, H)                                  # m^i = GRU(e^i, m^{i-1}), one for all passes
         else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
@@ -228,13 +234,13 @@ class DMN(nn.Module):
         return (weights.to(emb.dtype) * emb).sum(2)
 
     def episode_inputs(self, batch: DMNBatch, c: torch.Tensor) -> torch.Tensor:
-        """What the episodes read: the facts c, or (``episode_reads="sentences"``) each sentence's own
-        vector while the gates still compare the fused facts."""
-        if self.episode_reads == "facts":
-            return c
-        f = self.sentence_vectors(batch)
-        f = self.sentence_proj(f) if self.sentence_proj is not None else f
-        return self.dropout(f * batch.fact_mask.unsqueeze(-1).to(f.dtype))
+        """What the episodes read: the facts c, or what an extension gives in their place (hook
+        *what the episode reads*), while the gates still compare c."""
+        for ext in self.extensions.values():
+            content = ext.episode_input(self, batch, c)
+            if content is not None:
+                return content
+        return c
 
     def encode_question(self, batch: DMNBatch) -> torch.Tensor:
         """Question module: q, the GRU's state at the question's last word: (batch, H)."""
@@ -243,17 +249,16 @@ class DMN(nn.Module):
         return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
 
     # episodic memory module
-    def gate_scores(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor,
-                    time: torch.Tensor | None = None) -> torch.Tensor:
+    def gate_scores(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor, extra=()) -> torch.Tensor:
         """W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2): (batch, facts), before sigma / softmax.
 
-        ``time`` (batch, facts, 3): :func:`time_features`, appended to z when the model has them."""
+        ``extra``: the extensions' gate features, (batch, facts, k) each, appended to z."""
         if self.gate_features == "dmn":
             z = dmn_features(c, m, q, self.W_b)                        # (batch, facts, 7H + 2)
         else:
             z = dmn_plus_features(c, m, q)                             # (batch, facts, 4H)
-        if self.time_features:
-            z = torch.cat([z, time.to(z.dtype)], dim=-1)
+        if extra:
+            z = torch.cat([z, *(f.to(z.dtype) for f in extra)], dim=-1)
         return self.gate_out(torch.tanh(self.gate_hidden(z))).squeeze(-1)
 
     def gates_from_scores(self, scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -274,35 +279,31 @@ class DMN(nn.Module):
                 h = gated_gru_step(self.episode_cell, c_t, h, g_t)
         return h
 
-    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor,
-                      x: torch.Tensor | None = None) -> torch.Tensor:
+    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor, extra=()) -> torch.Tensor:
         """m^i from m^{i-1} and the episode e^i of pass ``i`` (1-based): the DMN's shared GRU, or
-        DMN+'s ReLU layer of pass ``i`` (untied weights).  ``x``: the pass's word-match read x^i
-        (:mod:`dca_course.models.dmn_match`), read beside e^i when the model has it."""
-        extra = [] if x is None else [x]
+        DMN+'s ReLU layer of pass ``i`` (untied weights).  ``extra``: the extensions' memory-update
+        inputs x^i, (batch, k) each, read beside e^i."""
         if self.memory_update == "gru":
             return self.memory_cell(torch.cat([e, *extra], dim=-1), m)  # m^i = GRU(e^i, m^{i-1}); [e^i; x^i]
         return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))   # ReLU(W^i [m; e; q(; x)] + b^i)
 
     def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor,
-               content: torch.Tensor | None = None, match: torch.Tensor | None = None) -> dict:
+               content: torch.Tensor | None = None, readings: dict | None = None) -> dict:
         """T_M passes of the episodic memory; m^0 = q.  The gates compare ``c``; the episodes read
-        ``content`` (default: ``c``); with ``match`` (batch, facts, M), the word-match matrices R_t,
-        each pass also reads x^i = sum_t g^i_t R_t into its memory update."""
+        ``content`` (default: ``c``).  ``readings``: {extension name: what its ``begin`` read of the
+        story}, for the extensions' per-pass hooks (gate features, memory-update input)."""
         content = c if content is None else content
+        readings = readings or {}
+        gate_exts = [(ext, readings.get(name)) for name, ext in self.extensions.items() if ext.gate_width]
+        memory_exts = [(ext, readings.get(name)) for name, ext in self.extensions.items() if ext.memory_width]
         m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
-        time = None
-        if self.time_features:
-            t = torch.arange(c.size(1), device=c.device, dtype=c.dtype).expand(c.size(0), -1)   # (batch, facts)
-            time = time_features(t, mask.sum(1, keepdim=True).to(c.dtype), mask)   # p^0: after the last fact
+        g = None
         for i in range(1, self.passes + 1):
-            scores = self.gate_scores(c, m, q, time)                    # (batch, facts)
+            extra = [ext.gate_features(r, g) for ext, r in gate_exts]   # from g^{i-1} (None in pass 1)
+            scores = self.gate_scores(c, m, q, extra)                   # (batch, facts)
             g = self.gates_from_scores(scores, mask)
-            if self.time_features:      # the next pass measures from where this one read, p^i
-                time = time_features(t, read_position(g, t), mask)
             e = self.episode(content, g)                                # (batch, H)
-            x = match_read(g, match) if match is not None else None     # (batch, M)
-            m = self.update_memory(i, m, e, q, x)
+            m = self.update_memory(i, m, e, q, [ext.memory_input(r, g) for ext, r in memory_exts])
             memories.append(m)
             episodes.append(e)
             all_scores.append(scores)
@@ -341,8 +342,17 @@ class DMN(nn.Module):
         """The input, question and episodic-memory modules: (c, q, :meth:`memory`'s dict)."""
         c = self.encode_story(batch)                                    # (batch, facts, H)
         q = self.encode_question(batch)                                 # (batch, H)
-        match = word_match(batch.sentences, batch.question, self.pad_id) if self.word_match else None
-        return c, q, self.memory(c, q, batch.fact_mask, self.episode_inputs(batch, c), match)
+        content = self.episode_inputs(batch, c)
+        readings = {name: ext.begin(self, batch, c) for name, ext in self.extensions.items()}
+        return c, q, self.memory(c, q, batch.fact_mask, content, readings)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # a checkpoint from before the extensions holds their layers under the DMN's own names
+        for name, ext in self.extensions.items():
+            for old, new in ext.former_names.items():
+                if prefix + old in state_dict:
+                    state_dict[f"{prefix}extensions.{name}.{new}"] = state_dict.pop(prefix + old)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(self, batch: DMNBatch) -> dict:
         c, q, out = self.read(batch)

@@ -93,15 +93,24 @@ class Recipe:
     def model_from_config(self, model_config: dict) -> torch.nn.Module:
         """The model a checkpoint's ``model_config`` describes.  An option the model no longer has
         (its ``RETIRED``) is dropped where the checkpoint holds the value the model now always
-        uses; any other value of it is an error, as the weights would not fit."""
+        uses; any other value of it is an error, as the weights would not fit.  A switch that is
+        an extension now (its ``FORMER_SWITCHES``) becomes the extension it asked for, after the
+        ones the checkpoint names."""
         retired = getattr(self.model_class, "RETIRED", {})
-        kept = {}
+        former = getattr(self.model_class, "FORMER_SWITCHES", {})
+        kept, extensions = {}, []
         for key, value in model_config.items():
-            if key not in retired:
+            if key in former:
+                if value not in former[key]:
+                    raise SpecError(f"this checkpoint's model has {key}={value!r}, a value the option never had")
+                extensions += [former[key][value]] if former[key][value] else []
+            elif key not in retired:
                 kept[key] = value
             elif value != retired[key]:
                 raise SpecError(f"this checkpoint's model has {key}={value!r}, an option this version of "
                                 f"{self.model_class.__name__} no longer has (it always uses {retired[key]!r})")
+        if extensions:
+            kept["extensions"] = [*kept.get("extensions", ()), *extensions]
         return self.model_class(**kept)
 
     def make_batch(self, examples, vocab):

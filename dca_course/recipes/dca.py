@@ -18,6 +18,7 @@ from ..decoding import sample as sample_decode
 from ..losses import (leave_one_out_baseline, mixed_loss, rouge_reward, self_critical_loss, semantic_cohesion,
                       sentence_advantages, sentence_returns, teacher_forced_nll)
 from ..models.dca import DCA
+from ..models.extensions import VocabTanh
 from ..train import load_checkpoint, unwrap
 from .config import RecipeConfig, knob, with_knobs
 from .copying import SUMMARY, SUMMARY_FAST, SUMMARY_HELP, SummarizerRecipe, summary_for_data
@@ -146,11 +147,12 @@ class DCARecipe(SummarizerRecipe):
     def build_model(self, vocab):
         state = self.init_checkpoint()
         if state:
-            model = DCA(**state["model_config"])
+            model = self.model_from_config(state["model_config"])
             model.load_state_dict(state["model"])
             return model
         return DCA(len(vocab), self.config.emb_size, self.config.hidden_size,
-                   context_layers=self.config.context_layers, vocab_mlp=self.config.vocab_mlp)
+                   context_layers=self.config.context_layers,
+                   extensions=[VocabTanh()] if self.config.vocab_mlp == "tanh" else [])
 
     def make_batch(self, examples, vocab):
         return collate_agents(examples, vocab, self.config.agents, self.config.max_src, self.config.max_tgt)

@@ -15,6 +15,7 @@ from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
 from ..data.babi import babi_vocab, length_buckets, make_dmn_batch, story_ids
 from ..models.dmn import DMN, answer_mode_for, dmn_loss, evaluate_dmn
+from ..models.extensions import SentenceEpisodes, TimeFeatures, WordMatch
 from ..train import dist_info, save_checkpoint, unwrap
 from .base import Recipe
 from .config import RecipeConfig, knob
@@ -91,10 +92,15 @@ class DMNRecipe(Recipe):
         c = self.config
         return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
-                   memory_update=c.memory_update, episode_reads=c.episode_reads, word_match=c.word_match,
-                   time_features=c.time_features,
-                   gate_features=c.gate_features, dropout=c.dropout, pad_id=vocab.pad_id,
-                   bos_id=vocab.bos_id, eos_id=vocab.eos_id)
+                   memory_update=c.memory_update, gate_features=c.gate_features, dropout=c.dropout,
+                   pad_id=vocab.pad_id, bos_id=vocab.bos_id, eos_id=vocab.eos_id, extensions=self.extensions())
+
+    def extensions(self) -> list:
+        """The course's additions the knobs ask for (:mod:`dca_course.models.extensions`)."""
+        c = self.config
+        return ([TimeFeatures()] if c.time_features else []) + \
+            ([SentenceEpisodes()] if c.episode_reads == "sentences" else []) + \
+            ([WordMatch()] if c.word_match else [])
 
     def answer_mode(self, train) -> str:
         return self.config.answer if self.config.answer != "auto" else answer_mode_for(train)

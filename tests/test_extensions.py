@@ -1,0 +1,163 @@
+"""The course's additions as extensions (dca_course.models.extensions): the same numbers as the
+constructor switches they replace, the recipe's knobs build them, and checkpoints made with the
+switches still load."""
+import inspect
+
+import pytest
+import torch
+
+from dca_course import seed_everything
+from dca_course.data.babi import babi_vocab, make_dmn_batch
+from dca_course.models.dca import DCA
+from dca_course.models.dmn import DMN
+from dca_course.models.extensions import (DMNExtension, SentenceEpisodes, TimeFeatures, VocabTanh, WordMatch,
+                                          make_extensions)
+from test_dmn import _examples
+
+ALL_THREE = ["time_features", "sentence_episodes", "word_match"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _dmn(**kw):
+    seed_everything(0)
+    exs = _examples()
+    vocab = babi_vocab(exs)
+    return vocab, DMN(len(vocab), 8, 10, passes=2, **kw), make_dmn_batch(exs, vocab)
+
+
+# Recorded at 34558d7 (before the extensions) with the switches time_features=True,
+# episode_reads="sentences", word_match=True: seed 0, the two stories of test_dmn, torch.manual_seed(1)
+# before the forward pass (dropout), one thread.  (first 6 logits of story 0, the sum of the memories,
+# story 0's gates in the last pass, the sum of all parameters)
+SWITCHES = {
+    "dmn+": (dict(variant="dmn+", input_module="fusion", memory_update="relu", gate_features="dmn+", dropout=0.1),
+             [0.398989, 0.125337, 0.220397, 0.303081, 0.232, -0.304592], 3.59714,
+             [0.245547, 0.268802, 0.244874, 0.240778], 9.97627),
+    "dmn": (dict(variant="dmn", input_module="fusion", memory_update="gru"),
+            [0.058669, -0.057311, -0.157385, -0.079147, -0.096895, 0.096352], 6.72514,
+            [0.466317, 0.481722, 0.477619, 0.47429], 19.67168),
+}
+
+
+@pytest.mark.parametrize("name", list(SWITCHES))
+def test_a_dmn_with_the_extensions_gives_the_numbers_of_the_old_switches(name):
+    kw, logits, memories, gates, params = SWITCHES[name]
+    _, model, batch = _dmn(extensions=ALL_THREE, **kw)
+    torch.manual_seed(1)
+    out = model(batch)
+    assert torch.allclose(out["logits"][0, :6], torch.tensor(logits), atol=2e-6)
+    assert float(out["memories"].detach().sum()) == pytest.approx(memories, abs=2e-5)
+    assert torch.allclose(out["gates"][0, -1], torch.tensor(gates), atol=2e-6)
+    assert float(sum(p.detach().sum() for p in model.parameters())) == pytest.approx(params, abs=2e-5)
+    # the layers in the order the switches made them (a seed gives each the same initial weights)
+    names = [n for n, _ in model.named_parameters()]
+    assert names.index("extensions.sentence_episodes.proj.weight") == names.index("gate_hidden.weight") - 1
+    assert names[0] == "W_b" and names[1] == "embedding.weight"
+
+
+def test_a_dca_with_vocab_tanh_gives_the_numbers_of_vocab_mlp_tanh():
+    u = torch.randn(2, 30, generator=torch.Generator().manual_seed(3))
+    for extensions, want in (([], [0.29733, -0.075524, 0.555918, -0.073222]),
+                             ([VocabTanh()], [0.270414, -0.022632, 0.437065, -0.058402])):
+        torch.manual_seed(0)
+        model = DCA(30, 8, 10, context_layers=1, extensions=extensions)
+        assert torch.allclose(model.vocab_logits(u)[0, :4], torch.tensor(want), atol=2e-6)
+        assert model.config["extensions"] == [e.name for e in extensions]
+    plain, tanh = DCA(30, 8, 10), DCA(30, 8, 10, extensions=["vocab_tanh"])
+    assert plain.state_dict().keys() == tanh.state_dict().keys()          # no parameters of its own
+
+
+def test_the_dmn_constructor_holds_the_papers_choices_only():
+    params = list(inspect.signature(DMN.__init__).parameters)[1:]
+    assert len(params) == 15                                              # 17 with the three switches
+    assert not {"time_features", "word_match", "episode_reads"} & set(params)
+    assert "vocab_mlp" not in inspect.signature(DCA.__init__).parameters
+    # without extensions: the paper's sizes
+    _, model, _ = _dmn(variant="dmn+", input_module="fusion", memory_update="relu")
+    assert model.gate_hidden.in_features == 7 * 10 + 2 and model.memory_layers[0].in_features == 3 * 10
+    assert list(model.extensions) == [] and model.config["extensions"] == []
+
+
+def test_each_extension_says_its_size_at_its_hook():
+    _, model, _ = _dmn(variant="dmn+", input_module="fusion", memory_update="relu", extensions=ALL_THREE)
+    assert model.gate_hidden.in_features == 7 * 10 + 2 + TimeFeatures.gate_width == 7 * 10 + 2 + 3
+    assert model.memory_layers[0].in_features == 3 * 10 + WordMatch.memory_width == 3 * 10 + 144
+    assert model.config["extensions"] == ALL_THREE
+    # modules and names are the same thing; the order given is kept
+    _, again, _ = _dmn(variant="dmn+", input_module="fusion", memory_update="relu",
+                       extensions=[TimeFeatures(), SentenceEpisodes(), "word_match"])
+    assert again.config == model.config
+    with pytest.raises(ValueError, match="given twice"):
+        make_extensions(["word_match", WordMatch()], DMNExtension)
+    with pytest.raises(TypeError):
+        DMN(10, 4, 4, extensions=[VocabTanh()])                              # a DCA extension
+    with pytest.raises(ValueError, match="unknown extension"):
+        DCA(10, 4, 4, extensions=["word_match"])
+
+    class ReadsWords(DMNExtension):
+        name = "reads_words"
+
+        def episode_input(self, model, batch, c):
+            return c
+    with pytest.raises(ValueError, match="at most one extension"):
+        DMN(10, 4, 4, input_module="fusion", extensions=["sentence_episodes", ReadsWords()])
+
+
+def test_the_recipe_builds_the_extensions_from_its_knobs():
+    from dca_course.recipes import DMNConfig, DMNRecipe
+    from dca_course.recipes.dca import DCAConfig, DCARecipe
+
+    vocab = babi_vocab(_examples())
+    model = DMNRecipe(DMNConfig(input_module="fusion", time_features=True, word_match=True,
+                                episode_reads="sentences")).build_model(vocab)
+    assert model.config["extensions"] == ALL_THREE
+    assert DMNRecipe(DMNConfig()).build_model(vocab).config["extensions"] == []
+    assert DMNRecipe(DMNConfig(word_match=True)).build_model(vocab).config["extensions"] == ["word_match"]
+    assert DCARecipe(DCAConfig(vocab_mlp="tanh")).build_model(vocab).config["extensions"] == ["vocab_tanh"]
+    assert DCARecipe(DCAConfig()).build_model(vocab).config["extensions"] == []
+
+
+def test_a_checkpoint_made_with_the_switches_loads_with_its_weights():
+    """A ``model_config`` of an earlier version holds ``time_features``, ``episode_reads`` and
+    ``word_match``, and its state dict the projection as ``sentence_proj.weight``: it loads as the
+    model with the three extensions, with the same outputs."""
+    from dca_course.recipes import DMNConfig, DMNRecipe
+    from dca_course.recipes.config import SpecError
+
+    _, model, batch = _dmn(variant="dmn+", input_module="fusion", memory_update="relu", extensions=ALL_THREE)
+    model.eval()
+    old_config = {k: v for k, v in model.config.items() if k != "extensions"}
+    old_config.update(time_features=True, episode_reads="sentences", word_match=True)
+    old_state = {("sentence_proj.weight" if k == "extensions.sentence_episodes.proj.weight" else k): v
+                 for k, v in model.state_dict().items()}
+    assert "sentence_proj.weight" in old_state
+    recipe = DMNRecipe(DMNConfig())
+    again = recipe.model_from_config(old_config)
+    again.load_state_dict(old_state)                                      # strict: every weight in place
+    again.eval()
+    assert again.config["extensions"] == ALL_THREE
+    assert torch.equal(again(batch)["logits"], model(batch)["logits"])
+    # the switches off: no extension
+    plain = dict(old_config, time_features=False, episode_reads="facts", word_match=False)
+    assert recipe.model_from_config(plain).config["extensions"] == []
+    with pytest.raises(SpecError, match="episode_reads='words'"):
+        recipe.model_from_config(dict(old_config, episode_reads="words"))
+
+
+def test_a_dca_checkpoint_with_vocab_mlp_loads():
+    from dca_course.recipes.dca import DCAConfig, DCARecipe
+
+    recipe = DCARecipe(DCAConfig())
+    model = DCA(30, 8, 10)
+    old = {k: v for k, v in model.config.items() if k != "extensions"}
+    assert recipe.model_from_config(dict(old, vocab_mlp="linear")).config["extensions"] == []
+    tanh = recipe.model_from_config(dict(old, vocab_mlp="tanh"))
+    assert list(tanh.extensions) == ["vocab_tanh"]
+    tanh.load_state_dict(model.state_dict())
