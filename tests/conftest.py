@@ -6,6 +6,17 @@ import torch
 torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """One intra-op thread for a module of tiny-tensor tests, whatever an earlier test set: on a busy
+    machine a second thread waiting at every op's barrier can make a test a hundred times slower.
+    A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 SCRIPT_FOLDERS = ("experiments", "benchmarks", "tools")
 
 

@@ -18,14 +18,7 @@ from dca_course.models.pointer_generator import final_distribution
 
 
 # -- fixtures ----------------------------------------------------------------------------------
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These tensors are tiny: one intra-op thread is fastest, and on a busy CI machine a second
-    thread waiting at every op's barrier can make a test a hundred times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
 
 
 def _doc(spec, prefix="w"):

@@ -14,13 +14,7 @@ from dca_course.nn import AttentionGRUCell
 from dca_course.registry import SpecError, load_data
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: one thread is as fast, and does not stall when the machine is busy."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
 
 
 def _examples():

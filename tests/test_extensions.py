@@ -17,12 +17,7 @@ from test_dmn import _examples
 ALL_THREE = ["time_features", "sentence_episodes", "word_match"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
 
 
 def _dmn(**kw):

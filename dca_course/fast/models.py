@@ -198,14 +198,9 @@ class FastDCA(DCA):
         distribution, the sum over agents taken first (:func:`~dca_course.fast.copying.log_mixed_distribution`);
         with the reference words ``targets`` (batch, T): log P(y*_t) alone, as
         ``info["target_log_probs"]``, and log P None."""
-        s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
-        M = ctx_a.size(-2)
-        feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
-        logits = self.vocab_logits(torch.cat(feats, -1))                                # eq. (12) / (11)
-        per_agent = lambda t: t.unsqueeze(-2).expand(t.shape[:-1] + (M, t.size(-1)))   # noqa: E731
-        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s), per_agent(x)], -1)))  # eq. (13)
+        logits, p_gen, info = self.readout_inputs(r)                                   # eqs. (11)-(13)
+        word_attn, agent_attn = r["word_attn"], r["agent_attn"]
         n_oov = state["oov_mask"].size(1)
-        info = {"word_attn": word_attn, "agent_attn": agent_attn, "p_gen": p_gen.squeeze(-1), "s": s}
         g = agent_attn.unsqueeze(-1)                                                      # (..., M, 1)
         gen = (g * p_gen).sum(-2)                                                        # sum_a g_a p_a
         copy = (g * (1.0 - p_gen)) * word_attn                                           # g_a (1 - p_a) l_{a,i}

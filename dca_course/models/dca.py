@@ -166,6 +166,11 @@ class AgentBiLSTM(BiRNN):
         return h.view(B, M, L, -1), final.view(B, M, -1)
 
 
+def per_agent(t: torch.Tensor, ctx_a: torch.Tensor) -> torch.Tensor:
+    """``t`` (..., D), the same for every agent, as (..., M, D) beside the agents' ``ctx_a`` (..., M, H)."""
+    return t.unsqueeze(-2).expand(t.shape[:-1] + (ctx_a.size(-2), t.size(-1)))
+
+
 class DCA(nn.Module):
     """Deep Communicating Agents: multi-agent encoder, agent attention, multi-agent pointer.
 
@@ -270,21 +275,25 @@ class DCA(nn.Module):
             hidden = ext.vocab_hidden(hidden)
         return self.out(hidden)                                                 # W_out ... + b_out
 
+    def readout_inputs(self, r: dict):
+        """What every readout starts from: the vocabulary logits (eq. 12 / 11), each agent's
+        generation probability p_a (eq. 13, (..., M, 1)) and the step's ``info``."""
+        s, x, ctx_a = r["s"], r["x"], r["ctx_a"]
+        feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
+        logits = self.vocab_logits(torch.cat(feats, -1))                                # eq. (12) / (11)
+        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s, ctx_a), per_agent(x, ctx_a)], -1)))
+        info = {"word_attn": r["word_attn"], "agent_attn": r["agent_attn"], "p_gen": p_gen.squeeze(-1), "s": s}
+        return logits, p_gen, info                                                        # p_gen: eq. (13)
+
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
         P_voc (eq. 11 / 12), p_gen (eq. 13), each agent's distribution (eq. 14) and their mix
         (eq. 15).  Returns ``(log P, info)``."""
-        s, x, ctx_a, word_attn, agent_attn = r["s"], r["x"], r["ctx_a"], r["word_attn"], r["agent_attn"]
-        M = ctx_a.size(-2)
-        feats = [s, r["context"], r["prev_context"]] if self.contextual else [s, r["context"]]
-        logits = self.vocab_logits(torch.cat(feats, -1))                                # eq. (12) / (11)
-        per_agent = lambda t: t.unsqueeze(-2).expand(t.shape[:-1] + (M, t.size(-1)))   # noqa: E731
-        p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([ctx_a, per_agent(s), per_agent(x)], -1)))  # eq. (13)
+        logits, p_gen, info = self.readout_inputs(r)
         n_oov = state["oov_mask"].size(1)
-        info = {"word_attn": word_attn, "agent_attn": agent_attn, "p_gen": p_gen.squeeze(-1), "s": s}
-        p_vocab = torch.softmax(logits, -1)
-        p_agents = final_distribution(per_agent(p_vocab), word_attn, p_gen, state["src_ext"], n_oov)  # eq. (14)
-        return safe_log(mix_agents(p_agents, agent_attn)), info                                 # eq. (15)
+        p_vocab = per_agent(torch.softmax(logits, -1), r["ctx_a"])
+        p_agents = final_distribution(p_vocab, r["word_attn"], p_gen, state["src_ext"], n_oov)  # eq. (14)
+        return safe_log(mix_agents(p_agents, r["agent_attn"])), info                           # eq. (15)
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step.  ``y_prev`` (batch,) holds extended ids; ids >= V are read as UNK."""
