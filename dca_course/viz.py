@@ -258,8 +258,8 @@ def babi_lead_summary(stored: dict, without=(17, 19)) -> str:
 
     ours = {int(t): 100 * a for t, a in stored["per_task"].items()}
     paper = {int(t): a for t, a in PAPER_ACCURACY_1K["DMN"].items()}
-    kept = ", ".join(map(str, without))
-    lines = [f"{'':<24}{'mean %':>8}{f'without {kept}':>16}{'tasks >= 95%':>14}"]
+    left_out = ", ".join(map(str, without))
+    lines = [f"{'':<24}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}"]
     for name, acc in (("stored model", ours), ("DMN paper (Kumar et al.)", paper)):
         rest = [a for t, a in acc.items() if t not in without]
         lines.append(f"{name:<24}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"

@@ -172,22 +172,11 @@ class FastDCA(DCA):
         state["keys"] = _with_sink(flat.view(B, M, L, H), flat)
         return state
 
-    def recur(self, emb: torch.Tensor, state: dict):
-        """:meth:`DCA.recur <dca_course.models.dca.DCA.recur>` (eqs. 7-10), the agents' keys
-        reshaped with the gradient sink of :meth:`encode` kept."""
-        keys, mask = state["keys"], state["mask"]
-        B, M, L, H = keys.shape
-        x = torch.cat([emb, state["context"]], dim=-1)                               # x_t
-        s, c = self.cell(x, (state["h"], state["c"]))                                # s_t
-        s_rep = s.unsqueeze(1).expand(B, M, H).reshape(B * M, H)
-        ctx_a, word_attn = self.word_attention(
-            s_rep, _with_sink(keys.reshape(B * M, L, H), keys), mask.reshape(B * M, L),
-            projected_keys=state["proj_keys"].reshape(B * M, L, -1))               # eqs. (7), (8)
-        ctx_a = ctx_a.view(B, M, H)                                                  # c_a^t
-        context, agent_attn = self.agent_attention(s, ctx_a, state["agent_mask"])   # eqs. (9), (10)
-        carried = {"s": s, "x": x, "context": context, "prev_context": state["context"], "ctx_a": ctx_a,
-                   "word_attn": word_attn.view(B, M, L), "agent_attn": agent_attn}
-        return {**state, "h": s, "c": c, "context": context}, carried
+    def flat_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        """:meth:`DCA.flat_keys <dca_course.models.dca.DCA.flat_keys>` with the gradient sink of
+        :meth:`encode` kept, so that :meth:`DCA.recur <dca_course.models.dca.DCA.recur>` (eqs. 7-10)
+        runs unchanged."""
+        return _with_sink(super().flat_keys(keys), keys)
 
     def recur_sequence(self, emb: torch.Tensor, state: dict):
         """All T steps of :meth:`recur` (each step's LSTM input needs the previous context)."""

@@ -259,13 +259,19 @@ class DCA(nn.Module):
         # word attention inside every agent: agents as a batch dimension
         s_rep = s.unsqueeze(1).expand(B, M, H).reshape(B * M, H)
         ctx_a, word_attn = self.word_attention(
-            s_rep, keys.reshape(B * M, L, H), mask.reshape(B * M, L),
+            s_rep, self.flat_keys(keys), mask.reshape(B * M, L),
             projected_keys=state["proj_keys"].reshape(B * M, L, -1))               # eqs. (7), (8)
         ctx_a = ctx_a.view(B, M, H)                                                  # c_a^t
         context, agent_attn = self.agent_attention(s, ctx_a, state["agent_mask"])   # eqs. (9), (10)
         carried = {"s": s, "x": x, "context": context, "prev_context": state["context"], "ctx_a": ctx_a,
                    "word_attn": word_attn.view(B, M, L), "agent_attn": agent_attn}
         return {**state, "h": s, "c": c, "context": context}, carried
+
+    def flat_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        """The agents' keys (batch, M, L, H) as one batch of batch*M sources (batch*M, L, H), so
+        that one word attention serves every agent."""
+        B, M, L, H = keys.shape
+        return keys.reshape(B * M, L, H)
 
     def vocab_logits(self, features: torch.Tensor) -> torch.Tensor:
         """MLP([s_t; c*_t; c*_{t-1}]) of eq. (12) (or of [s_t; c*_t], eq. 11): the logits of P_voc,
