@@ -267,6 +267,33 @@ def babi_lead_summary(stored: dict, without=(17, 19)) -> str:
     return "\n".join(lines)
 
 
+def babi_rows_table(stored: dict, without=(17, 19)) -> str:
+    """The rows of ``results/babi_protocol.md`` (``stored["rows"]``, written by
+    ``experiments/babi_rows.py``: one model per row, settings chosen on held-out stories only)
+    beside the papers' 1k figures (Kumar et al. 2016, Table 1): the mean over the tasks, the mean
+    without ``without``, and the tasks at >= 95%.  Says so plainly when no row has been run."""
+    from .data.babi import PAPER_ACCURACY_1K
+
+    rows = stored.get("rows") or {}
+    left_out = ", ".join(map(str, without))
+    lines = [f"{'':<56}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}"]
+    for name in ("dmn", "dmn+", "dmn+ext"):
+        if name in rows:
+            r = rows[name]
+            seeds = ", ".join(map(str, r["seeds"]))
+            label = f"{r['name']} (seeds {seeds})"
+            lines.append(f"{label:<56}{100 * r['mean']:>8.1f}{100 * r['mean_without_17_19']:>16.1f}"
+                         f"{r['tasks_at_95']:>9} of {len(r['per_task'])}")
+        else:
+            lines.append(f"{name + ': not run yet (results/babi_protocol.md)':<56}{'-':>8}{'-':>16}{'-':>14}")
+    for paper, label in (("DMN", "DMN paper (Kumar et al. 2016, Table 1)"), ("MemNN", "MemNN (in the DMN paper's Table 1)")):
+        acc = PAPER_ACCURACY_1K[paper]
+        rest = [a for t, a in acc.items() if t not in without]
+        lines.append(f"{label:<56}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
+                     f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}")
+    return "\n".join(lines)
+
+
 def babi_results_table(stored: dict) -> str:
     """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures
     (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.

@@ -1,0 +1,276 @@
+"""The three rows of ``results/babi_protocol.md`` on the real bAbI 1k tasks: the DMN as Kumar et al.
+(2016) describe it, DMN+ as Xiong et al. (2016) describe it, and DMN+ with this course's two
+extensions, each with the settings the papers leave open chosen on held-out training stories only.
+
+    python experiments/babi_rows.py ../shared/data/babi select --row dmn             # seed 0, every grid point
+    python experiments/babi_rows.py ../shared/data/babi final --row dmn --seeds 0,1,2  # the chosen point, on the test
+
+``select`` trains every point of the protocol's grid on seed 0, on 90% of each task's training
+stories, and scores it on the other 10% only: the test split is dropped as soon as the data is
+read, so no test figure can enter the choice.  The point with the best mean held-out accuracy over
+the 20 tasks is chosen (ties, within 0.2 points, go to the smaller values: the earlier in each list
+of ``GRID``).  ``results/babi_selection.json`` holds every point's held-out figures and the choice.
+
+``final`` trains the chosen point on ``--seeds`` (a task whose held-out accuracy stays under 95%
+trains again with the next smaller L2 value of the grid and keeps the better model on the held-out
+stories: ``babi_real.py``'s retry), scores each model once on the test, and writes the row into the
+``rows`` object of ``results/babi_real_1k.json``: ``mean``, ``mean_without_17_19``,
+``tasks_at_95``, ``per_task`` (mean and sd over the seeds), ``seeds``, the time and the provenance.
+
+Every training keeps its result in its run folder (``result.json``, written atomically, with its
+configuration), so a command stopped part way goes on where it stopped when it is run again.
+One training is one task of ``python -m dca_course train dmn --data babi:PATH:TASK`` with the row's
+settings spelled as flags (``command_for``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from tools.provenance import (DMN_CODE, RESULTS, command_line, provenance, repo_path, write_json,  # noqa: E402
+                              write_result_json)
+
+from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after the path line above)
+from dca_course.recipes import DMNConfig  # noqa: E402
+from dca_course.recipes.config import flag_name  # noqa: E402
+
+#: The model of each row (the protocol's table); nothing else differs between the rows.
+ROWS = {
+    "dmn": dict(dmn_variant="dmn", input_module="gru", gate_features="dmn", memory_update="gru",
+                episode_reads="facts", time_features=False, word_match=False),
+    "dmn+": dict(dmn_variant="dmn+", input_module="fusion", gate_features="dmn+", memory_update="relu",
+                 episode_reads="facts", time_features=False, word_match=False),
+    "dmn+ext": dict(dmn_variant="dmn+", input_module="fusion", gate_features="dmn+", memory_update="relu",
+                    episode_reads="facts", time_features=True, word_match=True),
+}
+ROW_NAMES = {"dmn": "DMN (Kumar et al. 2016)", "dmn+": "DMN+ (Xiong et al. 2016)",
+             "dmn+ext": "DMN+ with the course's time features and word match"}
+#: Fixed before any run, the same in every row (the protocol's "not tuned" table).
+FIXED = dict(emb_size=80, hidden_size=80, batch_size=32, gate_supervision=True, dmn_passes=0, val_fraction=0.1,
+             epochs=200, patience=50, lr_patience=0, answer="auto")
+#: What the papers leave open, chosen on held-out stories.  Each list starts with the smaller value,
+#: which wins a tie.
+GRID = {"lr": (1e-3, 3e-3), "weight_decay": (0.0, 3e-4, 1e-3), "dropout": (0.0, 0.1), "max_passes": (3, 5)}
+TIE = 0.002                 # held-out means within 0.2 points are a tie
+RETRY_BELOW = 0.95
+TASKS = [3, 2, 5, 8, 7, 18, 6, 14, 13, 11, 12, 20, 10, 9, 1, 15, 16, 19, 17, 4]   # longest first
+SELECTION = RESULTS / "babi_selection.json"
+STORED = RESULTS / "babi_real_1k.json"
+
+
+def grid_points() -> list[dict]:
+    """Every point of ``GRID``, in its order."""
+    return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+
+
+def row_settings(row: str, point: dict) -> dict:
+    """The recipe's knobs of ``row`` at ``point``: every knob the row fixes, so that the result
+    does not depend on a profile's defaults."""
+    if row not in ROWS:
+        raise SystemExit(f"babi_rows.py: no row {row!r}; the rows are {', '.join(ROWS)}")
+    return {**FIXED, **ROWS[row], **point}
+
+
+def config_for(row: str, point: dict) -> DMNConfig:
+    return DMNConfig.from_profile("full", row_settings(row, point))
+
+
+def command_for(row: str, point: dict, folder: str, task: int, seed: int) -> str:
+    """The command line that trains one task of ``row`` at ``point`` (what one training is, the
+    test scored at its end)."""
+    words = []
+    for name, value in row_settings(row, point).items():
+        flag = flag_name(name)
+        words.append(flag if value is True else flag.replace("--", "--no-", 1) if value is False
+                     else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
+    return (f"python -m dca_course train dmn --data babi:{folder}:{task} --profile full --seed {seed} "
+            + " ".join(words))
+
+
+def point_name(point: dict) -> str:
+    return "_".join(f"{k}{v:g}" for k, v in point.items())
+
+
+# -- one training ------------------------------------------------------------------------------------
+def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool) -> dict:
+    """Train one task (``DMNRecipe.train_task``'s path) in this process, one thread.  Without
+    ``score_test`` the test split is dropped before anything else happens."""
+    import torch
+
+    torch.set_num_threads(1)
+    from dca_course import seed_everything
+    from dca_course.recipes import DMNRecipe
+    from dca_course.registry import load_data
+
+    seed_everything(seed)
+    config = DMNConfig.from_profile("full", settings)
+    data = load_data(f"babi:{folder}:{task}", config.data_profile, seed)
+    if not score_test:
+        data = dataclasses.replace(data, test=[])           # selection never sees the test
+    recipe = DMNRecipe(config)
+    started = time.perf_counter()
+    if score_test:
+        result = recipe.train(data, torch.device("cpu"), out, seed=seed, progress=False, resume=False)
+    else:
+        recipe.check_data(data)
+        _, _, history, seconds = recipe.fit_model(data, torch.device("cpu"), out, seed=seed, progress=False,
+                                                  resume=False, log=None)
+        result = dict(val_accuracy=history.best.get("val_accuracy"), best_epoch=history.best.get("epoch"),
+                      epochs=len(history.epochs), train_seconds=round(seconds, 1))
+    result.update(wall_seconds=round(time.perf_counter() - started, 1), weight_decay=config.weight_decay)
+    return result
+
+
+def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool,
+               retry_weight_decay: float | None = None) -> dict:
+    """One task and seed, resumed: a finished training's ``result.json`` with the same settings is
+    read back instead of training again.  With ``retry_weight_decay``, a model under 95% on the
+    held-out stories trains again with it and the better one on the held-out stories is kept."""
+    done = out / "result.json"
+    if done.is_file():
+        stored = json.loads(done.read_text())
+        if stored.get("settings") == settings and stored.get("score_test") == score_test:
+            return stored["result"]
+    first = _fit(task, folder, settings, out / "first", seed, score_test)
+    tries = [first]
+    if retry_weight_decay is not None and (first["val_accuracy"] or 0.0) < RETRY_BELOW:
+        tries.append(_fit(task, folder, dict(settings, weight_decay=retry_weight_decay), out / "retry", seed,
+                          score_test))
+    kept = dict(max(tries, key=lambda r: r["val_accuracy"] or 0.0))     # the first on a tie
+    kept.update(train_seconds=round(sum(r["train_seconds"] for r in tries), 1),
+                wall_seconds=round(sum(r["wall_seconds"] for r in tries), 1),
+                tries=[{k: r.get(k) for k in ("weight_decay", "val_accuracy", "best_epoch", "epochs")} for r in tries])
+    write_json(done, {"settings": settings, "score_test": score_test, "result": kept})
+    return kept
+
+
+def _run_all(jobs: list[tuple], n_jobs: int, label) -> list[dict]:
+    """``train_kept(*job)`` for every job, ``n_jobs`` at once; one line per finished training."""
+    results = [None] * len(jobs)
+    if n_jobs == 1:                  # in this process, one after another
+        for k, job in enumerate(jobs):
+            results[k] = train_kept(*job)
+            print(label(job, results[k]), file=sys.stderr, flush=True)
+        return results
+    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+        futures = {pool.submit(train_kept, *job): k for k, job in enumerate(jobs)}
+        for fut in as_completed(futures):
+            k = futures[fut]
+            results[k] = fut.result()
+            print(label(jobs[k], results[k]), file=sys.stderr, flush=True)
+    return results
+
+
+# -- selection on held-out stories -------------------------------------------------------------------
+def choose(points: list[dict]) -> dict:
+    """The point with the best ``held_out_mean``; a point within ``TIE`` of the best that has
+    smaller values (earlier in each list of ``GRID``) wins the tie."""
+    best = max(p["held_out_mean"] for p in points)
+    tied = [p for p in points if p["held_out_mean"] >= best - TIE - 1e-12]
+    return min(tied, key=lambda p: tuple(GRID[k].index(p["point"][k]) for k in GRID))
+
+
+def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS) -> dict:
+    points = grid_points()
+    jobs = [(t, folder, row_settings(row, p), runs / row / "select" / point_name(p) / f"task{t:02d}", 0, False)
+            for p in points for t in tasks]
+    results = _run_all(jobs, n_jobs, lambda j, r: f"{row} task {j[0]:>2} "
+                       f"{' '.join(f'{k}={j[2][k]:g}' for k in GRID)}: held-out {100 * r['val_accuracy']:.1f}%")
+    scored = []
+    for k, p in enumerate(points):
+        per_task = {str(t): results[k * len(tasks) + i]["val_accuracy"] for i, t in enumerate(tasks)}
+        scored.append({"point": p, "held_out_mean": round(statistics.fmean(per_task.values()), 4),
+                       "held_out_per_task": per_task})
+    return {"points": scored, "chosen": choose(scored)["point"], "tasks": list(tasks), "seed": 0}
+
+
+# -- the final row -----------------------------------------------------------------------------------
+def retry_value(point: dict) -> float | None:
+    """The retry's L2 value: the next smaller one of the grid (none below the smallest)."""
+    values = GRID["weight_decay"]
+    k = values.index(point["weight_decay"])
+    return values[k - 1] if k > 0 else None
+
+
+def summarise_row(runs: dict, seeds: list[int]) -> dict:
+    """``runs`` {task: {seed: result}} as the protocol's row: the mean over tasks of each task's
+    mean over seeds, the same without tasks 17 and 19, the tasks at >= 95% on their mean, and per
+    task the mean and sd over the seeds."""
+    per_task = {}
+    for t in sorted(runs):
+        acc = [runs[t][s]["accuracy"] for s in seeds]
+        per_task[str(t)] = {"mean": round(statistics.fmean(acc), 4),
+                            "sd": round(statistics.stdev(acc), 4) if len(acc) > 1 else 0.0,
+                            "per_seed": {str(s): round(a, 4) for s, a in zip(seeds, acc)}}
+    means = {int(t): v["mean"] for t, v in per_task.items()}
+    rest = [m for t, m in means.items() if t not in (17, 19)]
+    return {"mean": round(statistics.fmean(means.values()), 4),
+            "mean_without_17_19": round(statistics.fmean(rest), 4),
+            "tasks_at_95": sum(round(m, 9) >= 0.95 for m in means.values()),
+            "per_task": per_task, "seeds": list(seeds)}
+
+
+def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], point: dict, tasks=TASKS) -> dict:
+    settings = row_settings(row, point)
+    retry = retry_value(point)
+    jobs = [(t, folder, settings, runs / row / "final" / f"seed{s}" / f"task{t:02d}", s, True, retry)
+            for s in seeds for t in tasks]
+    started = time.perf_counter()
+    results = _run_all(jobs, n_jobs, lambda j, r: f"{row} task {j[0]:>2} seed {j[4]}: {100 * r['accuracy']:.1f}% "
+                       f"(paper {PAPER_ACCURACY_1K['DMN'][j[0]]:.1f}; held-out {100 * r['val_accuracy']:.1f}%)")
+    by_task: dict[int, dict[int, dict]] = {}
+    for job, r in zip(jobs, results):
+        by_task.setdefault(job[0], {})[job[4]] = r
+    row_result = summarise_row(by_task, seeds)
+    row_result.update(name=ROW_NAMES[row], settings=settings, retry_weight_decay=retry,
+                      train_seconds=round(sum(r["train_seconds"] for r in results), 1),
+                      wall_seconds_this_command=round(time.perf_counter() - started, 1), jobs=n_jobs,
+                      runs={str(t): {str(s): by_task[t][s] for s in seeds} for t in sorted(by_task)})
+    return row_result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
+    parser.add_argument("step", choices=("select", "final"), help="select on held-out stories, or the final row")
+    parser.add_argument("--row", required=True, choices=list(ROWS))
+    parser.add_argument("--seeds", default="0,1,2", help="final: comma-separated seeds")
+    parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all (the protocol's)")
+    parser.add_argument("--jobs", type=int, default=2, help="trainings at once (one thread each)")
+    parser.add_argument("--runs", type=Path, default=Path("runs/babi_rows"), help="run folders (results kept)")
+    args = parser.parse_args(argv)
+    folder = str(args.folder.expanduser().resolve())
+    command = command_line(__file__, argv)
+    tasks = TASKS if args.tasks == "all" else [int(t) for t in args.tasks.split(",")]
+    if args.step == "select":
+        chosen = select(folder, args.row, args.runs, args.jobs, tasks)
+        stored = json.loads(SELECTION.read_text()) if SELECTION.is_file() else {}
+        stored.pop("provenance", None)
+        stored[args.row] = dict(chosen, command=command, data=repo_path(folder))
+        write_result_json(SELECTION, stored, command=command, config={"grid": GRID, "fixed": FIXED, "rows": ROWS},
+                          measures=["experiments/babi_rows.py", *DMN_CODE])
+        print(f"{args.row}: chosen on held-out stories: {json.dumps(chosen['chosen'])}", file=sys.stderr)
+        return 0
+    selection = json.loads(SELECTION.read_text()) if SELECTION.is_file() else {}
+    if args.row not in selection:
+        parser.error(f"no choice for row {args.row!r} in {SELECTION}: run `select --row {args.row}` first")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    row = final(folder, args.row, args.runs, args.jobs, seeds, selection[args.row]["chosen"], tasks)
+    row["provenance"] = provenance(command, row["settings"], ["experiments/babi_rows.py", *DMN_CODE])
+    stored = json.loads(STORED.read_text())
+    stored.setdefault("rows", {})[args.row] = row
+    write_json(STORED, stored)
+    print(json.dumps({k: row[k] for k in ("mean", "mean_without_17_19", "tasks_at_95", "seeds")}), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""``experiments/babi_rows.py``, the runner of ``results/babi_protocol.md``'s three rows: each row
+is its paper's model, selection never scores the test, a stopped run goes on where it stopped, and
+a row's figures are the protocol's (hand-computed here)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import load_script
+
+from dca_course.data.babi import TASK_NAMES
+from dca_course.data.babi.format import write_babi
+from dca_course.data.babi.generate import generate_task
+from dca_course.recipes import DMNConfig, DMNRecipe
+from dca_course.recipes.config import config_overrides
+
+rows = load_script("babi_rows")
+POINT = rows.grid_points()[0]
+TINY = dict(epochs=1, emb_size=8, hidden_size=8)
+
+
+def test_each_row_is_its_papers_model_and_the_rows_differ_only_in_the_model():
+    extensions = {row: sorted(e.name for e in DMNRecipe(rows.config_for(row, POINT)).extensions()) for row in rows.ROWS}
+    assert extensions == {"dmn": [], "dmn+": [], "dmn+ext": ["time_features", "word_match"]}
+    dmn = rows.config_for("dmn", POINT)
+    assert (dmn.dmn_variant, dmn.input_module, dmn.gate_features, dmn.memory_update) == ("dmn", "gru", "dmn", "gru")
+    plus = rows.config_for("dmn+", POINT)
+    assert (plus.dmn_variant, plus.input_module, plus.gate_features, plus.memory_update) == \
+        ("dmn+", "fusion", "dmn+", "relu")
+    assert dmn.gate_supervision and plus.gate_supervision
+    for a in rows.ROWS:
+        for b in rows.ROWS:
+            differ = {k for k, v in rows.config_for(a, POINT).to_dict().items()
+                      if rows.config_for(b, POINT).to_dict()[k] != v}
+            assert differ <= set(rows.ROWS[a]), (a, b, differ)
+
+
+def test_one_trainings_command_line_trains_the_rows_configuration():
+    from dca_course.__main__ import build_parser
+
+    point = rows.grid_points()[-1]
+    words = rows.command_for("dmn+ext", point, "FOLDER", 17, 2).split()[3:]      # after "python -m dca_course"
+    args = build_parser("dmn").parse_args(words)
+    assert (args.data, args.profile, args.seed) == ("babi:FOLDER:17", "full", 2)
+    given = config_overrides(args, DMNConfig, {"dmn": DMNConfig}, "dmn")
+    assert DMNConfig.from_profile(args.profile, given) == rows.config_for("dmn+ext", point)
+
+
+def test_the_grid_is_the_protocols_and_a_tie_goes_to_the_smaller_values():
+    assert len(rows.grid_points()) == 2 * 3 * 2 * 2
+    p = lambda lr, wd, dr, cap: {"lr": lr, "weight_decay": wd, "dropout": dr, "max_passes": cap}
+    scored = [{"point": p(3e-3, 1e-3, 0.1, 5), "held_out_mean": 0.9600},
+              {"point": p(1e-3, 1e-3, 0.1, 5), "held_out_mean": 0.9585},     # 0.15 points under: a tie, smaller lr
+              {"point": p(1e-3, 0.0, 0.0, 3), "held_out_mean": 0.9570}]      # 0.3 points under: not a tie
+    assert rows.choose(scored) == scored[1]
+    assert rows.choose(scored[:1] + scored[2:]) == scored[0]
+    assert rows.retry_value(p(1e-3, 1e-3, 0, 3)) == 3e-4
+    assert rows.retry_value(p(1e-3, 0.0, 0, 3)) is None
+
+
+def test_a_rows_figures_are_the_protocols():
+    acc = {t: [1.0, 1.0, 1.0] for t in TASK_NAMES}
+    acc[3] = [0.94, 0.95, 0.96]        # mean 0.95: at the pass line
+    acc[17] = [0.5, 0.6, 0.7]
+    acc[19] = [0.3, 0.3, 0.3]
+    runs = {t: {s: {"accuracy": a} for s, a in zip((0, 1, 2), v)} for t, v in acc.items()}
+    row = rows.summarise_row(runs, [0, 1, 2])
+    assert row["mean"] == round((17 + 0.95 + 0.6 + 0.3) / 20, 4) == 0.9425
+    assert row["mean_without_17_19"] == round((17 + 0.95) / 18, 4) == 0.9972
+    assert row["tasks_at_95"] == 18
+    assert row["per_task"]["17"] == {"mean": 0.6, "sd": 0.1, "per_seed": {"0": 0.5, "1": 0.6, "2": 0.7}}
+    assert row["seeds"] == [0, 1, 2]
+
+
+def _fake_fit(calls, held_out):
+    def fit(task, folder, settings, out, seed, score_test):
+        calls.append(settings["weight_decay"])
+        return {"val_accuracy": held_out[settings["weight_decay"]], "accuracy": 0.5, "best_epoch": 1, "epochs": 1,
+                "train_seconds": 1.0, "wall_seconds": 1.0, "weight_decay": settings["weight_decay"]}
+    return fit
+
+
+def test_a_finished_training_is_read_back_and_an_unsolved_one_retries_with_less_l2(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(rows, "_fit", _fake_fit(calls, {1e-3: 0.90, 3e-4: 0.93}))
+    settings = rows.row_settings("dmn", dict(POINT, weight_decay=1e-3))
+    kept = rows.train_kept(3, "f", settings, tmp_path / "t3", 0, True, retry_weight_decay=3e-4)
+    assert calls == [1e-3, 3e-4] and kept["weight_decay"] == 3e-4 and kept["train_seconds"] == 2.0
+    assert rows.train_kept(3, "f", settings, tmp_path / "t3", 0, True, retry_weight_decay=3e-4) == kept
+    assert calls == [1e-3, 3e-4]                              # read back: nothing trained again
+    rows.train_kept(3, "f", dict(settings, lr=3e-3), tmp_path / "t3", 0, True, 3e-4)
+    assert len(calls) == 4                                    # other settings: trained again
+    calls.clear()
+    monkeypatch.setattr(rows, "_fit", _fake_fit(calls, {1e-3: 0.97, 3e-4: 0.99}))
+    rows.train_kept(1, "f", settings, tmp_path / "t1", 0, True, retry_weight_decay=3e-4)
+    assert calls == [1e-3]                                    # solved on the held-out stories: no retry
+
+
+@pytest.fixture()
+def babi_folder(tmp_path):
+    """A released-format folder with task 1 (generated stories)."""
+    folder = tmp_path / "babi" / "en"
+    folder.mkdir(parents=True)
+    write_babi(generate_task(1, 60, seed=0), folder / f"{TASK_NAMES[1]}_train.txt")
+    write_babi(generate_task(1, 20, seed=1), folder / f"{TASK_NAMES[1]}_test.txt")
+    return folder.parent
+
+
+def test_selection_trains_on_held_out_stories_and_never_scores_the_test(monkeypatch, babi_folder, tmp_path):
+    import dca_course.registry as registry
+
+    loaded, scored = [], []
+    load = registry.load_data
+    monkeypatch.setattr(registry, "load_data", lambda *a: loaded.append(load(*a)) or loaded[-1])
+    score = DMNRecipe.score
+    monkeypatch.setattr(DMNRecipe, "score", lambda self, model, examples, *a, **k:
+                        scored.append(list(examples)) or score(self, model, examples, *a, **k))
+    settings = dict(rows.row_settings("dmn+ext", POINT), **TINY)
+    result = rows._fit(1, str(babi_folder), settings, tmp_path / "run", 0, score_test=False)
+    assert "accuracy" not in result and 0.0 <= result["val_accuracy"] <= 1.0
+    test_ids = {id(ex) for ex in loaded[0].test}
+    assert test_ids and scored and not any(id(ex) in test_ids for batch in scored for ex in batch)
+    # the final run scores the test once, at the end
+    scored.clear()
+    final = rows._fit(1, str(babi_folder), settings, tmp_path / "final", 0, score_test=True)
+    assert 0.0 <= final["accuracy"] <= 1.0
+    assert [id(ex) for ex in scored[-1]] == [id(ex) for ex in loaded[-1].test]
+
+
+def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, babi_folder, tmp_path):
+    monkeypatch.setattr(rows, "GRID", {"lr": (1e-3,), "weight_decay": (0.0, 1e-3), "dropout": (0.0,),
+                                       "max_passes": (3,)})
+    monkeypatch.setattr(rows, "FIXED", dict(rows.FIXED, **TINY))
+    monkeypatch.setattr(rows, "SELECTION", tmp_path / "babi_selection.json")
+    monkeypatch.setattr(rows, "STORED", tmp_path / "babi_real_1k.json")
+    (tmp_path / "babi_real_1k.json").write_text(json.dumps({"mean_accuracy": 0.98}))
+    folder = str(babi_folder)
+    with pytest.raises(SystemExit):      # no choice yet: refused
+        rows.main([folder, "final", "--row", "dmn", "--jobs", "1", "--runs", str(tmp_path / "runs")])
+    runs = ["--tasks", "1", "--jobs", "1", "--runs", str(tmp_path / "runs")]
+    assert rows.main([folder, "select", "--row", "dmn", *runs]) == 0
+    selection = json.loads((tmp_path / "babi_selection.json").read_text())
+    assert len(selection["dmn"]["points"]) == 2 and selection["dmn"]["chosen"] in rows.grid_points()
+    assert selection["provenance"]["command"].startswith("python experiments/babi_rows.py")
+    assert rows.main([folder, "final", "--row", "dmn", "--seeds", "0,1", *runs]) == 0
+    stored = json.loads((tmp_path / "babi_real_1k.json").read_text())
+    row = stored["rows"]["dmn"]
+    assert stored["mean_accuracy"] == 0.98                    # the rest of the file is left as it was
+    assert set(row) >= {"mean", "mean_without_17_19", "tasks_at_95", "per_task", "seeds", "provenance"}
+    assert row["seeds"] == [0, 1] and list(row["per_task"]) == ["1"]
+    assert row["mean"] == row["per_task"]["1"]["mean"]
+    # the notebooks (03b, 08) print the rows beside the papers' figures, or say that a row has not run
+    from dca_course.viz import babi_rows_table
+
+    table = babi_rows_table(stored).splitlines()
+    assert table[1].startswith("DMN (Kumar et al. 2016) (seeds 0, 1)") and f"{100 * row['mean']:.1f}" in table[1]
+    assert table[2].startswith("dmn+: not run yet") and table[3].startswith("dmn+ext: not run yet")
+    assert table[4].split()[-5:-3] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
