@@ -47,7 +47,9 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--data", required=True, help="data spec (see below)")
     named = sorted({n for c in CONFIGS.values() for n in c.NAMED})
     train.add_argument("--profile", default="fast", metavar="PROFILE",
-                       help="fast: CPU-sized (default); full: the paper's sizes; a model's own: "
+                       help="fast: CPU-sized (default); full: "
+                            + (CONFIGS[model].FULL_HELP if model else "the paper's sizes (`train MODEL --help` says "
+                               "what each model's is)") + "; a model's own: "
                             + "; ".join(f"{n} ({', '.join(m for m, c in CONFIGS.items() if n in c.NAMED)}: "
                                         f"{next(c.NAMED[n][2] for c in CONFIGS.values() if n in c.NAMED)})"
                                         for n in named))

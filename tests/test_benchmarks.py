@@ -210,6 +210,12 @@ def test_babi_real_reports_every_task_beside_the_papers_with_the_spread_over_see
                             settings, wall=60.0, command=COMMAND)
     line = json.loads((tmp_path / "p.json").read_text())
     assert line["tasks_at_95_on_the_mean"] == 1 and line["failed_tasks"] == [8] and line["tasks_at_95"] == [1]
+    # the protocol's rows (experiments/babi_rows.py's) survive a new run of this script
+    line["rows"] = {"dmn": {"mean": 0.9}}
+    (tmp_path / "p.json").write_text(json.dumps(line))
+    babi_real.write_results(tmp_path / "p", runs, settings, wall=60.0, command=COMMAND)
+    again = json.loads((tmp_path / "p.json").read_text())
+    assert again["rows"] == {"dmn": {"mean": 0.9}} and again["mean_accuracy"] == 0.615
 
 
 def test_babi_real_trains_a_task_again_with_a_weaker_penalty_only_when_its_held_out_accuracy_is_low(monkeypatch,

@@ -279,3 +279,23 @@ def test_train_model_help_lists_that_models_knobs_with_help_written_for_it():
         assert dests == {f.name for f in fields(config) if f.metadata["flag"]}, name
         for f in fields(config):
             assert not any(word in f.metadata["help"].lower() for word in others[name]), (name, f.name)
+
+
+def test_the_dmns_full_profile_help_says_what_it_trains():
+    """``train dmn --help`` says that ``full`` is Kumar et al.'s DMN for a short schedule, which is
+    what it trains; the other models keep "the paper's sizes"."""
+    from dca_course.__main__ import build_parser
+    from dca_course.recipes import CONFIGS, DMNConfig
+
+    def profile_help(model):
+        train = build_parser(model)._subparsers._group_actions[0].choices["train"]
+        return next(a.help for a in train._actions if a.dest == "profile")
+
+    full = DMNConfig.from_profile("full")
+    assert (full.dmn_variant, full.input_module, full.gate_features, full.memory_update) == ("dmn", "gru", "dmn", "gru")
+    assert full.gate_supervision and not full.time_features and not full.word_match
+    said = profile_help("dmn")
+    assert "Kumar et al." in said and f"size {full.hidden_size} for {full.epochs} epochs" in said
+    assert "the paper's sizes" not in said
+    for model in set(CONFIGS) - {"dmn"}:
+        assert "full: the paper's sizes;" in profile_help(model), model

@@ -76,6 +76,8 @@ class RecipeConfig:
     FULL: ClassVar[dict] = {}
     #: ``{name: (base profile, its changes, one line of help)}``: this model's own named profiles
     NAMED: ClassVar[dict] = {}
+    #: What ``--profile full`` trains, in ``train MODEL --help``
+    FULL_HELP: ClassVar[str] = "the paper's sizes"
 
     # -- building one ------------------------------------------------------------------------
     @classmethod

@@ -66,6 +66,9 @@ class DMNConfig(RecipeConfig):
     FAST: ClassVar[dict] = dict(epochs=4, batch_size=16, clip=5.0)
     FULL: ClassVar[dict] = dict(emb_size=80, hidden_size=80, dropout=0.1, epochs=30, batch_size=32, lr=2e-3,
                                 val_fraction=0.1, patience=20)
+    FULL_HELP: ClassVar[str] = ("the DMN as Kumar et al. describe it (GRU input module, nine-part gate features, GRU "
+                                "memory update, supervised gates) at size 80 for 30 epochs: a short schedule, far "
+                                "from the paper's figures on the real bAbI tasks (see results/babi_protocol.md)")
     #: The headline run, ``train dmn --data babi:PATH:all --profile babi-1k``: the model and training
     #: of ``results/babi_real_1k.md`` (DMN+ with the course's additions, 200 epochs at most,
     #: the epoch chosen on 10% of the training stories).  Chosen on those held-out stories, never the test.
