@@ -86,6 +86,14 @@ def babi_md_row(label: str, column: int) -> tuple[float, float]:
     raise AssertionError(f"no row {label!r} in babi_real_1k_notes.md")
 
 
+def babi_means_without(*tasks: int) -> tuple[float, float]:
+    """The stored bAbI mean over the tasks but ``tasks``, in %, and the DMN paper's over the same tasks."""
+    stored = results("babi_real_1k.json")
+    ours = [100 * a for t, a in stored["per_task"].items() if int(t) not in tasks]
+    paper = [a for t, a in stored["paper"]["dmn"].items() if int(t) not in tasks]
+    return statistics.mean(ours), statistics.mean(paper)
+
+
 def dca_row(name: str, metric: str) -> tuple[float, float]:
     row = next(r for r in results("dca.json")["rows"] if r["name"] == name)
     return row["spread"][metric]["mean"], row["spread"][metric]["sd"]
@@ -176,6 +184,12 @@ QUOTES = [
      lambda: fmt(".3f", copying_row("pointer-generator, 4 epochs", "repeated_trigrams"),
                  copying_row("pointer-generator + coverage (3 + 1 epochs)", "repeated_trigrams"))),
     ("08", "reaches {}% over three seeds", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["mean_accuracy"])),
+    ("08", "The mean over three seeds, {}%", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["mean_accuracy"])),
+    ("08", "positional reasoning (17) from {}% to {} ± {}%",
+     lambda: fmt(".0f", babi_md_row("17 positional reasoning", 1)[0]) + fmt(".1f", *babi_task("17"))),
+    ("08", "with {} of the 20 tasks at 95% or more",
+     lambda: [str(results("babi_real_1k.json")["tasks_at_95_on_the_mean"])]),
+    ("08", "(without them, {}% against the paper's {}%)", lambda: fmt(".1f", *babi_means_without(17, 19))),
 ]
 
 # (notebook, phrase, why the stored results contradict it)
@@ -312,3 +326,28 @@ def test_the_babi_lab_states_no_measured_number_in_its_prose():
     text = markdown("03b").replace("v1.2", "").replace("10% of", "")
     found = re.findall(r"\d+\.\d+|\d+(?:\.\d+)?\s?%", text)
     assert not found, f"03b's markdown states measured numbers {found}: print them from the results instead"
+
+
+def test_08_says_the_paper_is_ahead_without_tasks_17_and_19_only_where_it_is():
+    ours, paper = babi_means_without(17, 19)
+    assert ("without tasks 17 and 19 the paper's DMN is ahead" in markdown("08")) == (ours < paper)
+
+
+def test_the_babi_notes_and_the_results_readme_quote_the_regenerated_table():
+    """The notes' section on the table generated again, and the results README's line on it, quote the
+    stored JSON; the earlier run's figure they compare with is the notes' own table's."""
+    stored = results("babi_real_1k.json")
+    notes = (RESULTS / "babi_real_1k_notes.md").read_text(encoding="utf-8")
+    section = notes.split("## The table now", 1)[1].split("## What the table shows", 1)[0]
+    flat = " ".join(section.split())
+    seeds = ", ".join(f"{100 * a:.1f}" for a in stored["mean_accuracy_per_seed"])
+    assert f"Mean {100 * stored['mean_accuracy']:.1f}% (seeds 0, 1, 2: {seeds});" in flat
+    assert f"{stored['tasks_at_95_on_the_mean']} of the 20 tasks at >= 95% on the mean" in flat
+    assert f"{stored['wall_seconds'] / 60:.0f} min for the three seeds" in flat
+    t17 = 100 * stored["per_task_per_seed"]["17"]["0"]
+    assert f"gives {t17:.1f}% on task 17, the table's seed 0" in flat
+    earlier = re.search(r"\(([\d.]+), [\d.]+, [\d.]+\)", next(
+        line for line in notes.splitlines() if line.startswith("| 17 positional reasoning")).split("|")[4]).group(1)
+    assert f"task 17, seed 0: {earlier}% there, {t17:.1f}% here" in flat
+    readme = " ".join((RESULTS / "README.md").read_text(encoding="utf-8").split())
+    assert f"task 17, seed 0: {earlier}% there, {t17:.1f}% here" in readme
