@@ -184,6 +184,7 @@ QUOTES = [
      lambda: fmt(".3f", copying_row("pointer-generator, 4 epochs", "repeated_trigrams"),
                  copying_row("pointer-generator + coverage (3 + 1 epochs)", "repeated_trigrams"))),
     ("08", "reaches {}% over three seeds", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["mean_accuracy"])),
+    ("08", "seed 2 of task 19 ended at {}%", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["per_task_per_seed"]["19"]["2"])),
     ("08", "The mean over three seeds, {}%", lambda: fmt(".1f", 100 * results("babi_real_1k.json")["mean_accuracy"])),
     ("08", "positional reasoning (17) from {}% to {} ± {}%",
      lambda: fmt(".0f", babi_md_row("17 positional reasoning", 1)[0]) + fmt(".1f", *babi_task("17"))),
