@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import itertools
 import json
 import statistics
@@ -35,8 +36,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from tools.provenance import (DMN_CODE, RESULTS, command_line, provenance, repo_path, write_json,  # noqa: E402
-                              write_result_json)
+from tools.provenance import (DMN_CODE, RESULTS, ROOT, command_line, cpu_name, git_commit, provenance,  # noqa: E402
+                              repo_path, write_json, write_result_json)
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after the path line above)
 from dca_course.recipes import DMNConfig  # noqa: E402
@@ -55,7 +56,7 @@ ROW_NAMES = {"dmn": "DMN (Kumar et al. 2016)", "dmn+": "DMN+ (Xiong et al. 2016)
              "dmn+ext": "DMN+ with the course's time features and word match"}
 #: Fixed before any run, the same in every row (the protocol's "not tuned" table).
 FIXED = dict(emb_size=80, hidden_size=80, batch_size=32, gate_supervision=True, dmn_passes=0, val_fraction=0.1,
-             epochs=200, patience=50, lr_patience=0, answer="auto")
+             epochs=200, patience=50, stop_at_ceiling=True, lr_patience=0, answer="auto")
 #: What the papers leave open, chosen on held-out stories.  Each list starts with the smaller value,
 #: which wins a tie.
 GRID = {"lr": (1e-3, 3e-3), "weight_decay": (0.0, 3e-4, 1e-3), "dropout": (0.0, 0.1), "max_passes": (3, 5)}
@@ -86,8 +87,12 @@ def config_for(row: str, point: dict) -> DMNConfig:
 def command_for(row: str, point: dict, folder: str, task: int, seed: int) -> str:
     """The command line that trains one task of ``row`` at ``point`` (what one training is, the
     test scored at its end)."""
+    return command_for_settings(row_settings(row, point), folder, task, seed)
+
+
+def command_for_settings(settings: dict, folder: str, task: int, seed: int) -> str:
     words = []
-    for name, value in row_settings(row, point).items():
+    for name, value in settings.items():
         flag = flag_name(name)
         words.append(flag if value is True else flag.replace("--", "--no-", 1) if value is False
                      else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
@@ -129,15 +134,32 @@ def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_tes
     return result
 
 
+MEASURED = ["experiments/babi_rows.py", *DMN_CODE]
+
+
+def measured_code() -> str:
+    """A fingerprint of the code a training runs (``MEASURED``: every Python file under those
+    paths, by content): a run folder's result is read back only under the same code, so that a
+    row never mixes trainings of two versions of the model, however many sessions it takes."""
+    h = hashlib.sha256()
+    for top in MEASURED:
+        path = ROOT / top
+        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool,
                retry_weight_decay: float | None = None) -> dict:
-    """One task and seed, resumed: a finished training's ``result.json`` with the same settings is
-    read back instead of training again.  With ``retry_weight_decay``, a model under 95% on the
-    held-out stories trains again with it and the better one on the held-out stories is kept."""
-    done = out / "result.json"
+    """One task and seed, resumed: a finished training's ``result.json`` with the same settings and
+    the same code (:func:`measured_code`) is read back instead of training again.  With
+    ``retry_weight_decay``, a model under 95% on the held-out stories trains again with it and the
+    better one on the held-out stories is kept."""
+    done, code = out / "result.json", measured_code()
     if done.is_file():
         stored = json.loads(done.read_text())
-        if stored.get("settings") == settings and stored.get("score_test") == score_test:
+        if stored.get("settings") == settings and stored.get("score_test") == score_test \
+                and stored.get("code") == code:
             return stored["result"]
     first = _fit(task, folder, settings, out / "first", seed, score_test)
     tries = [first]
@@ -148,7 +170,10 @@ def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, sco
     kept.update(train_seconds=round(sum(r["train_seconds"] for r in tries), 1),
                 wall_seconds=round(sum(r["wall_seconds"] for r in tries), 1),
                 tries=[{k: r.get(k) for k in ("weight_decay", "val_accuracy", "best_epoch", "epochs")} for r in tries])
-    write_json(done, {"settings": settings, "score_test": score_test, "result": kept})
+    commit, dirty = git_commit()
+    write_json(done, {"settings": settings, "score_test": score_test, "result": kept, "code": code,
+                      "commit": commit, "uncommitted_changes": dirty,
+                      "command": command_for_settings(settings, repo_path(folder), task, seed), "cpu": cpu_name()})
     return kept
 
 
@@ -178,12 +203,36 @@ def choose(points: list[dict]) -> dict:
     return min(tied, key=lambda p: tuple(GRID[k].index(p["point"][k]) for k in GRID))
 
 
-def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS) -> dict:
+def passes_needed(folder: str, task: int) -> int:
+    """The supporting facts of the task's most demanding training question: with ``--passes 0``
+    the model makes ``min(max_passes, this)`` passes (``DMNRecipe.model_for``)."""
+    from dca_course.registry import load_data
+
+    data = load_data(f"babi:{folder}:{task}", DMNConfig.from_profile("full").data_profile, 0)
+    return max(len(ex.supporting) for ex in data.train)
+
+
+def effective_point(point: dict, needed: int) -> dict:
+    """``point`` with its cap on passes lowered to what the task can use: two caps at or above
+    the task's need train the same model (same passes, same parameters, same random draws), so
+    the grid trains it once.  Only tasks 7 and 8 need more than 3 passes."""
+    return dict(point, max_passes=min(point["max_passes"], needed))
+
+
+def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS, needed: dict | None = None) -> dict:
     points = grid_points()
-    jobs = [(t, folder, row_settings(row, p), runs / row / "select" / point_name(p) / f"task{t:02d}", 0, False)
-            for p in points for t in tasks]
-    results = _run_all(jobs, n_jobs, lambda j, r: f"{row} task {j[0]:>2} "
-                       f"{' '.join(f'{k}={j[2][k]:g}' for k in GRID)}: held-out {100 * r['val_accuracy']:.1f}%")
+    needed = needed or {t: passes_needed(folder, t) for t in tasks}
+    wanted = [(p, t, effective_point(p, needed[t])) for p in points for t in tasks]
+    unique: dict[tuple, tuple] = {}          # one training per (task, effective point)
+    for _, t, eff in wanted:
+        unique.setdefault((t, point_name(eff)), (t, folder, row_settings(row, eff),
+                                                 runs / row / "select" / point_name(eff) / f"task{t:02d}", 0, False))
+    jobs = list(unique.values())
+    print(f"{row}: {len(jobs)} trainings for {len(wanted)} (task, grid point) pairs", file=sys.stderr, flush=True)
+    done = dict(zip(unique, _run_all(jobs, n_jobs, lambda j, r: f"{row} task {j[0]:>2} "
+                                     f"{' '.join(f'{k}={j[2][k]:g}' for k in GRID)}: "
+                                     f"held-out {100 * r['val_accuracy']:.1f}%")))
+    results = [done[(t, point_name(eff))] for _, t, eff in wanted]
     scored = []
     for k, p in enumerate(points):
         per_task = {str(t): results[k * len(tasks) + i]["val_accuracy"] for i, t in enumerate(tasks)}

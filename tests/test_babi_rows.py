@@ -88,6 +88,14 @@ def test_a_finished_training_is_read_back_and_an_unsolved_one_retries_with_less_
     assert calls == [1e-3, 3e-4] and kept["weight_decay"] == 3e-4 and kept["train_seconds"] == 2.0
     assert rows.train_kept(3, "f", settings, tmp_path / "t3", 0, True, retry_weight_decay=3e-4) == kept
     assert calls == [1e-3, 3e-4]                              # read back: nothing trained again
+    stored = json.loads((tmp_path / "t3" / "result.json").read_text())
+    assert stored["code"] == rows.measured_code() and stored["command"].startswith("python -m dca_course train dmn")
+    monkeypatch.setattr(rows, "measured_code", lambda: "other code")
+    rows.train_kept(3, "f", settings, tmp_path / "t3", 0, True, retry_weight_decay=3e-4)
+    assert calls == [1e-3, 3e-4] * 2                          # the model's code changed: trained again
+    monkeypatch.undo()
+    monkeypatch.setattr(rows, "_fit", _fake_fit(calls, {1e-3: 0.90, 3e-4: 0.93}))
+    calls[:] = [1e-3, 3e-4]
     rows.train_kept(3, "f", dict(settings, lr=3e-3), tmp_path / "t3", 0, True, 3e-4)
     assert len(calls) == 4                                    # other settings: trained again
     calls.clear()
@@ -156,3 +164,31 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
     assert table[1].startswith("DMN (Kumar et al. 2016) (seeds 0, 1)") and f"{100 * row['mean']:.1f}" in table[1]
     assert table[2].startswith("dmn+: not run yet") and table[3].startswith("dmn+ext: not run yet")
     assert table[4].split()[-5:-3] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
+
+
+def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(monkeypatch, babi_folder, tmp_path):
+    folder = str(babi_folder)
+    assert rows.passes_needed(folder, 1) == 1                 # task 1: one supporting fact a question
+    # the cap changes nothing the task can use: the same parameters, bit for bit
+    import torch
+
+    trained = {}
+    for cap in (3, 5):
+        settings = dict(rows.row_settings("dmn", dict(POINT, max_passes=cap)), **TINY)
+        rows._fit(1, folder, settings, tmp_path / f"cap{cap}", 0, score_test=False)
+        trained[cap] = torch.load(tmp_path / f"cap{cap}" / "last.pt", weights_only=True)["model"]
+    assert trained[3].keys() == trained[5].keys()
+    assert all(torch.equal(trained[3][k], trained[5][k]) for k in trained[3])
+    # so select trains each (task, lr, L2, dropout) once for both caps, and gives both points its figure
+    monkeypatch.setattr(rows, "GRID", {"lr": (1e-3,), "weight_decay": (0.0,), "dropout": (0.0,), "max_passes": (3, 5)})
+    monkeypatch.setattr(rows, "FIXED", dict(rows.FIXED, **TINY))
+    fits = []
+    fit = rows._fit
+    monkeypatch.setattr(rows, "_fit", lambda *a: fits.append(a[2]["max_passes"]) or fit(*a))
+    for split, n, seed in (("train", 40, 2), ("test", 10, 3)):
+        write_babi(generate_task(2, n, seed=seed), babi_folder / "en" / f"{TASK_NAMES[2]}_{split}.txt")
+    chosen = rows.select(folder, "dmn", tmp_path / "runs", 1, tasks=[1, 2], needed={1: 1, 2: 5})
+    assert sorted(fits) == [1, 3, 5]                           # task 1 once (cap 1), task 2 under each cap
+    first, second = chosen["points"]
+    assert first["held_out_per_task"]["1"] == second["held_out_per_task"]["1"]
+    assert chosen["chosen"]["max_passes"] == 3 or first["held_out_mean"] < second["held_out_mean"] - rows.TIE

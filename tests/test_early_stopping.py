@@ -63,6 +63,24 @@ def test_a_tie_keeps_the_later_epoch_and_no_patience_trains_every_epoch():
     assert float(model.weight.detach()) == seen[3]
 
 
+def test_at_the_ceiling_a_tie_keeps_the_later_weights_but_no_longer_restarts_patience():
+    scores = [0.5, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0, 0.9, 1.0]
+    # below the ceiling ties restart the count (epochs 3-5), at it they do not: epoch 6 reaches 1.0,
+    # the ties of epochs 7 and 8 count, and the run stops there with epoch 8's weights (the later tie)
+    model, history, seen = _fit_scripted(scores, patience=2, ceiling=1.0)
+    assert len(history.epochs) == 8 and history.best == {"epoch": 8, "val_accuracy": 1.0}
+    assert float(model.weight.detach()) == seen[7] != seen[5]
+    # without a ceiling the ties at 1.0 restart it: every epoch trains, the last tie is kept
+    model, history, seen = _fit_scripted(scores, patience=2)
+    assert len(history.epochs) == 10 and history.best["epoch"] == 10
+    # the DMN's knob sets the ceiling of its held-out accuracy
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    on = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5, stop_at_ceiling=True)).train_config(10, 0, False)
+    off = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5)).train_config(10, 0, False)
+    assert (on.ceiling, off.ceiling) == (1.0, None)
+
+
 def test_the_learning_rate_halves_after_lr_patience_epochs_without_progress():
     _, history, _ = _fit_scripted([0.5, 0.4, 0.4, 0.4, 0.4, 0.6, 0.5], lr_patience=2)
     lrs = [row.get("lr") for row in history.epochs]

@@ -57,6 +57,9 @@ class DMNConfig(RecipeConfig):
                                     "stop early")
     patience: int = knob(0, "with --val-fraction: stop after this many epochs without a better held-out "
                             "accuracy (0: train every epoch, still keeping the best)", metavar="N")
+    stop_at_ceiling: bool = knob(False, "with --patience: once the held-out accuracy is 100%, stop --patience epochs "
+                                        "after it first got there (a tie with 100% still keeps the later weights "
+                                        "but no longer restarts the count)")
     lr_patience: int = knob(0, "with --val-fraction: halve the learning rate after every N epochs without a "
                                "better held-out accuracy (0: a constant learning rate)", metavar="N")
     max_facts: int = knob(50, "the last N sentences of a story are read", metavar="N")
@@ -144,7 +147,7 @@ class DMNRecipe(Recipe):
         if not self.config.val_fraction:
             return config
         return replace(config, eval_every=1, monitor="val_accuracy", patience=self.config.patience,
-                       lr_patience=self.config.lr_patience)
+                       lr_patience=self.config.lr_patience, ceiling=1.0 if self.config.stop_at_ceiling else None)
 
     def loss_fn(self, model, batch):
         return dmn_loss(model, batch, gate_supervision=self.config.gate_supervision,
