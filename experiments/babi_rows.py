@@ -149,13 +149,19 @@ def measured_code() -> str:
     return h.hexdigest()[:16]
 
 
+#: The code this process runs, read once when the script starts: a file changed during a run does not
+#: change what the run's workers (forked from this process) execute, nor what their results record.
+CODE = measured_code()
+COMMIT = git_commit()
+
+
 def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool,
                retry_weight_decay: float | None = None) -> dict:
     """One task and seed, resumed: a finished training's ``result.json`` with the same settings and
-    the same code (:func:`measured_code`) is read back instead of training again.  With
+    the same code (:data:`CODE`) is read back instead of training again.  With
     ``retry_weight_decay``, a model under 95% on the held-out stories trains again with it and the
     better one on the held-out stories is kept."""
-    done, code = out / "result.json", measured_code()
+    done, code = out / "result.json", CODE
     if done.is_file():
         stored = json.loads(done.read_text())
         if stored.get("settings") == settings and stored.get("score_test") == score_test \
@@ -170,7 +176,7 @@ def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, sco
     kept.update(train_seconds=round(sum(r["train_seconds"] for r in tries), 1),
                 wall_seconds=round(sum(r["wall_seconds"] for r in tries), 1),
                 tries=[{k: r.get(k) for k in ("weight_decay", "val_accuracy", "best_epoch", "epochs")} for r in tries])
-    commit, dirty = git_commit()
+    commit, dirty = COMMIT
     write_json(done, {"settings": settings, "score_test": score_test, "result": kept, "code": code,
                       "commit": commit, "uncommitted_changes": dirty,
                       "command": command_for_settings(settings, repo_path(folder), task, seed), "cpu": cpu_name()})

@@ -89,8 +89,9 @@ def test_a_finished_training_is_read_back_and_an_unsolved_one_retries_with_less_
     assert rows.train_kept(3, "f", settings, tmp_path / "t3", 0, True, retry_weight_decay=3e-4) == kept
     assert calls == [1e-3, 3e-4]                              # read back: nothing trained again
     stored = json.loads((tmp_path / "t3" / "result.json").read_text())
-    assert stored["code"] == rows.measured_code() and stored["command"].startswith("python -m dca_course train dmn")
-    monkeypatch.setattr(rows, "measured_code", lambda: "other code")
+    assert stored["code"] == rows.CODE == rows.measured_code()
+    assert stored["command"].startswith("python -m dca_course train dmn")
+    monkeypatch.setattr(rows, "CODE", "other code")
     rows.train_kept(3, "f", settings, tmp_path / "t3", 0, True, retry_weight_decay=3e-4)
     assert calls == [1e-3, 3e-4] * 2                          # the model's code changed: trained again
     monkeypatch.undo()

@@ -156,3 +156,56 @@ def test_a_dca_checkpoint_with_vocab_mlp_loads():
     tanh = recipe.model_from_config(dict(old, vocab_mlp="tanh"))
     assert list(tanh.extensions) == ["vocab_tanh"]
     tanh.load_state_dict(model.state_dict())
+
+
+def test_intervening_mass_counts_the_relevance_strictly_between_a_fact_and_the_last_read():
+    from dca_course.models.extensions.intervening_facts import intervening_mass
+
+    r = torch.tensor([[0.9, 0.1, 0.8, 0.5, 0.7, 0.3]])
+    t = torch.arange(6.0).unsqueeze(0)
+    mask = torch.tensor([[True, True, True, True, True, False]])
+    b = intervening_mass(r, t, torch.tensor([[4.0]]), mask).squeeze(-1)
+    # before p = 4: fact 0 has facts 1-3 between (0.1 + 0.8 + 0.5), fact 3 none; fact 4 is p itself;
+    # the padded fact 5 is zero and counts for nothing
+    assert torch.allclose(b, torch.tensor([[1.4, 1.3, 0.5, 0.0, 0.0, 0.0]]))
+    # p^0, after the last fact: the latest fact has nothing between it and the question
+    b0 = intervening_mass(r, t, torch.tensor([[5.0]]), mask).squeeze(-1)
+    assert torch.allclose(b0, torch.tensor([[2.1, 2.0, 1.2, 0.7, 0.0, 0.0]]))
+    # a place between two facts (a soft read): fact 3 is after it with nothing between, fact 4 after fact 3
+    b_mid = intervening_mass(r, t, torch.tensor([[2.5]]), mask).squeeze(-1)
+    assert torch.allclose(b_mid, torch.tensor([[0.9, 0.8, 0.0, 0.0, 0.5, 0.0]]))
+    # linear in r: gradcheck in float64
+    torch.autograd.gradcheck(lambda x: intervening_mass(x, t.double(), torch.tensor([[3.3]], dtype=torch.float64),
+                                                        mask), (r.double().requires_grad_(),))
+
+
+def test_the_gate_looks_twice_and_its_second_look_reads_the_first_looks_picks():
+    from dca_course.models.extensions import InterveningFacts
+    from dca_course.models.extensions.intervening_facts import intervening_mass
+    from dca_course.models.extensions.time_features import read_position
+
+    vocab, model, batch = _dmn(variant="dmn+", input_module="fusion", memory_update="relu", gate_features="dmn+",
+                               extensions=["time_features", "intervening_facts"])
+    assert model.gate_hidden.in_features == 4 * 10 + 3 + InterveningFacts.gate_width
+    model.eval()
+    out = model(batch)
+    c, q = model.encode_story(batch), model.encode_question(batch)
+    readings = {name: ext.begin(model, batch, c) for name, ext in model.extensions.items()}
+    t, mask = readings["intervening_facts"]
+    m, g = q, None
+    for i in range(model.passes):                 # the pass written out: two looks of one gate
+        time = model.extensions["time_features"].gate_features(readings["time_features"], g)
+        first = model.gate_scores(c, m, q, [time, torch.zeros_like(t).unsqueeze(-1)])
+        where = mask.sum(1, keepdim=True).to(t.dtype) if g is None else read_position(g, t)
+        b = intervening_mass(torch.sigmoid(first), t, where, mask)
+        scores = model.gate_scores(c, m, q, [time, b])
+        assert not torch.allclose(first, scores)   # the second look changes the scores
+        assert torch.equal(scores, out["scores"][:, i])
+        g = model.gates_from_scores(scores, batch.fact_mask)
+        assert torch.allclose(g.sum(1), torch.ones(2)) and (g[~batch.fact_mask] == 0).all()
+        m = model.update_memory(i + 1, m, model.episode(c, g), q)
+    # the recipe's knob adds it, after the others
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    built = DMNRecipe(DMNConfig(time_features=True, intervening_facts=True)).build_model(vocab)
+    assert built.config["extensions"] == ["time_features", "intervening_facts"]

@@ -50,8 +50,8 @@ per pass (after Sukhbaatar et al. 2015)::
 :mod:`dca_course.models.extensions`, given as ``extensions=(...)`` (or by name), that the DMN calls
 at four hooks (:class:`~dca_course.models.extensions.hooks.DMNExtension`): *extra gate features*
 appended to z (``time_features``), *what the episode reads* in place of c_t (``sentence_episodes``),
-*extra memory-update input* read beside e^i (``word_match``), and ``build``, where an extension makes
-its layers.  Without extensions the DMN is the papers' model above.
+*extra memory-update input* read beside e^i (``word_match``), *a second look* of the gate
+(``intervening_facts``), and ``build``, where an extension makes its layers.  Without extensions the DMN is the papers' model above.
 
 **Batches and masks.**  :class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets` and
 :func:`babi_vocab` live with the bAbI data (:mod:`dca_course.data.babi.batching`; re-exported here).
@@ -301,6 +301,10 @@ class DMN(nn.Module):
         for i in range(1, self.passes + 1):
             extra = [ext.gate_features(r, g) for ext, r in gate_exts]   # from g^{i-1} (None in pass 1)
             scores = self.gate_scores(c, m, q, extra)                   # (batch, facts)
+            second = [ext.second_look(r, g, scores) for ext, r in gate_exts]
+            if any(f is not None for f in second):                     # an extension's second look
+                extra = [f if f is not None else e for f, e in zip(second, extra)]
+                scores = self.gate_scores(c, m, q, extra)
             g = self.gates_from_scores(scores, mask)
             e = self.episode(content, g)                                # (batch, H)
             m = self.update_memory(i, m, e, q, [ext.memory_input(r, g) for ext, r in memory_exts])

@@ -15,7 +15,7 @@ from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
 from ..data.babi import babi_vocab, length_buckets, make_dmn_batch, story_ids
 from ..models.dmn import DMN, answer_mode_for, dmn_loss, evaluate_dmn
-from ..models.extensions import SentenceEpisodes, TimeFeatures, WordMatch
+from ..models.extensions import InterveningFacts, SentenceEpisodes, TimeFeatures, WordMatch
 from ..train import dist_info, save_checkpoint, unwrap
 from .base import Recipe
 from .config import RecipeConfig, knob
@@ -43,6 +43,9 @@ class DMNConfig(RecipeConfig):
     time_features: bool = knob(False, "give the gate each fact's place in time: how recent, how far before or "
                                       "after the fact the previous pass read (bAbI tasks 2 and 3 ask for the latest "
                                       "or the previous move)")
+    intervening_facts: bool = knob(False, "the gate looks twice each pass: the second time it also reads how many "
+                                          "facts it would pick lie between each fact and where the previous pass "
+                                          "read (bAbI task 3: the move just before the one found)")
     gate_features: str = knob("dmn", "the gate's features: Kumar et al.'s nine parts [c, m, q, c*q, c*m, |c-q|, "
                                      "|c-m|, cWq, cWm] or DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|]",
                               choices=("dmn", "dmn+"))
@@ -106,7 +109,8 @@ class DMNRecipe(Recipe):
         c = self.config
         return ([TimeFeatures()] if c.time_features else []) + \
             ([SentenceEpisodes()] if c.episode_reads == "sentences" else []) + \
-            ([WordMatch()] if c.word_match else [])
+            ([WordMatch()] if c.word_match else []) + \
+            ([InterveningFacts()] if c.intervening_facts else [])
 
     def answer_mode(self, train) -> str:
         return self.config.answer if self.config.answer != "auto" else answer_mode_for(train)

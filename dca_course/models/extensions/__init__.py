@@ -11,6 +11,7 @@ extension                   hook                                     command lin
 ``time_features``           DMN: extra gate features                 ``--time-features``
 ``word_match``              DMN: extra memory-update input           ``--word-match``
 ``sentence_episodes``       DMN: what the episode reads              ``--dmn-episode-reads sentences``
+``intervening_facts``       DMN: a second look of the gate           ``--intervening-facts``
 ``vocab_tanh``              DCA: the vocabulary MLP's hidden layer   ``--vocab-mlp tanh``
 ==========================  =======================================  ===========================
 """
@@ -21,16 +22,17 @@ from collections.abc import Iterable
 from torch import nn
 
 from .hooks import DCAExtension, DMNExtension
+from .intervening_facts import InterveningFacts
 from .sentence_episodes import SentenceEpisodes
 from .time_features import TimeFeatures
 from .vocab_tanh import VocabTanh
 from .word_match import WordMatch
 
-__all__ = ["DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "SentenceEpisodes",
+__all__ = ["DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "InterveningFacts", "SentenceEpisodes",
            "TimeFeatures", "VocabTanh", "WordMatch", "make_extensions"]
 
 #: name -> class, the names a checkpoint's ``model_config`` records
-DMN_EXTENSIONS = {cls.name: cls for cls in (TimeFeatures, SentenceEpisodes, WordMatch)}
+DMN_EXTENSIONS = {cls.name: cls for cls in (TimeFeatures, SentenceEpisodes, WordMatch, InterveningFacts)}
 DCA_EXTENSIONS = {cls.name: cls for cls in (VocabTanh,)}
 
 

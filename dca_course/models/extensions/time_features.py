@@ -44,6 +44,19 @@ def read_position(g: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return (g * t).sum(1, keepdim=True) / g.sum(1, keepdim=True).clamp_min(1e-6)
 
 
+def previous_place(prev_gates: torch.Tensor | None, t: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """p^{i-1}, (batch, 1): where the previous pass read (:func:`read_position`), or ``p^0``, one
+    after the last fact, in the first pass (``prev_gates`` None)."""
+    if prev_gates is None:
+        return mask.sum(1, keepdim=True).to(t.dtype)
+    return read_position(prev_gates, t)
+
+
+def fact_indices(c: torch.Tensor) -> torch.Tensor:
+    """Each fact's index in the story, (batch, facts), in c's dtype and device."""
+    return torch.arange(c.size(1), device=c.device, dtype=c.dtype).expand(c.size(0), -1)
+
+
 class TimeFeatures(DMNExtension):
     """:func:`time_features` appended to the gate's z every pass, measured from p^{i-1}."""
 
@@ -51,11 +64,8 @@ class TimeFeatures(DMNExtension):
     gate_width = len(TIME_FEATURES)
 
     def begin(self, model, batch, c):
-        t = torch.arange(c.size(1), device=c.device, dtype=c.dtype).expand(c.size(0), -1)   # (batch, facts)
-        return t, batch.fact_mask
+        return fact_indices(c), batch.fact_mask
 
     def gate_features(self, reading, prev_gates):
         t, mask = reading
-        where = (mask.sum(1, keepdim=True).to(t.dtype) if prev_gates is None   # p^0: after the last fact
-                 else read_position(prev_gates, t))                            # p^{i-1}
-        return time_features(t, where, mask)
+        return time_features(t, previous_place(prev_gates, t, mask), mask)
