@@ -64,6 +64,7 @@ TIE = 0.002                 # held-out means within 0.2 points are a tie
 RETRY_BELOW = 0.95
 TASKS = [3, 2, 5, 8, 7, 18, 6, 14, 13, 11, 12, 20, 10, 9, 1, 15, 16, 19, 17, 4]   # longest first
 SELECTION = RESULTS / "babi_selection.json"
+POINTS = RESULTS / "babi_points.json"          # grid points trained one at a time (select --point)
 STORED = RESULTS / "babi_real_1k.json"
 
 
@@ -225,8 +226,23 @@ def effective_point(point: dict, needed: int) -> dict:
     return dict(point, max_passes=min(point["max_passes"], needed))
 
 
-def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS, needed: dict | None = None) -> dict:
-    points = grid_points()
+def parse_point(text: str) -> dict:
+    """``lr=0.003,weight_decay=0.001,dropout=0.1,max_passes=5`` as a point of ``GRID`` (an error
+    names what is not on it)."""
+    try:
+        given = dict(part.split("=", 1) for part in text.split(","))
+        point = {k: type(GRID[k][0])(float(given.pop(k))) for k in GRID}
+    except (KeyError, ValueError) as err:
+        raise SystemExit(f"babi_rows.py: --point {text!r}: give every setting of the grid, "
+                         f"{', '.join(f'{k}=VALUE' for k in GRID)} ({err})")
+    if given or point not in grid_points():
+        raise SystemExit(f"babi_rows.py: --point {text!r} is not a point of the grid {GRID}")
+    return point
+
+
+def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS, needed: dict | None = None,
+           points: list[dict] | None = None) -> dict:
+    points = points or grid_points()
     needed = needed or {t: passes_needed(folder, t) for t in tasks}
     wanted = [(p, t, effective_point(p, needed[t])) for p in points for t in tasks]
     unique: dict[tuple, tuple] = {}          # one training per (task, effective point)
@@ -241,9 +257,12 @@ def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS, needed: 
     results = [done[(t, point_name(eff))] for _, t, eff in wanted]
     scored = []
     for k, p in enumerate(points):
-        per_task = {str(t): results[k * len(tasks) + i]["val_accuracy"] for i, t in enumerate(tasks)}
+        mine = {str(t): results[k * len(tasks) + i] for i, t in enumerate(tasks)}
+        per_task = {t: r["val_accuracy"] for t, r in mine.items()}
         scored.append({"point": p, "held_out_mean": round(statistics.fmean(per_task.values()), 4),
-                       "held_out_per_task": per_task})
+                       "held_out_per_task": per_task,
+                       "epochs": {t: r["epochs"] for t, r in mine.items()},
+                       "train_seconds": round(sum(r["train_seconds"] for r in mine.values()), 1)})
     return {"points": scored, "chosen": choose(scored)["point"], "tasks": list(tasks), "seed": 0}
 
 
@@ -301,10 +320,27 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all (the protocol's)")
     parser.add_argument("--jobs", type=int, default=2, help="trainings at once (one thread each)")
     parser.add_argument("--runs", type=Path, default=Path("runs/babi_rows"), help="run folders (results kept)")
+    parser.add_argument("--point", type=parse_point, metavar="lr=V,weight_decay=V,dropout=V,max_passes=V",
+                        help="select: train this point of the grid only (a share of the work for one machine; "
+                             "its figures go to results/babi_points.json, and a later select reads its trainings "
+                             "back); chooses nothing")
     args = parser.parse_args(argv)
     folder = str(args.folder.expanduser().resolve())
     command = command_line(__file__, argv)
     tasks = TASKS if args.tasks == "all" else [int(t) for t in args.tasks.split(",")]
+    if args.step == "select" and args.point:
+        started = time.perf_counter()
+        part = select(folder, args.row, args.runs, args.jobs, tasks, points=[args.point])["points"][0]
+        part.update(tasks=list(tasks), seed=0, jobs=args.jobs, wall_seconds=round(time.perf_counter() - started, 1),
+                    data=repo_path(folder))
+        stored = json.loads(POINTS.read_text()) if POINTS.is_file() else {}
+        stored.pop("provenance", None)
+        stored.setdefault(args.row, {})[point_name(args.point)] = dict(part, command=command)
+        write_result_json(POINTS, stored, command=command, config={"grid": GRID, "fixed": FIXED, "rows": ROWS},
+                          measures=MEASURED)
+        print(f"{args.row} {point_name(args.point)}: held-out mean {100 * part['held_out_mean']:.2f}%, "
+              f"{part['wall_seconds'] / 60:.1f} min", file=sys.stderr)
+        return 0
     if args.step == "select":
         chosen = select(folder, args.row, args.runs, args.jobs, tasks)
         stored = json.loads(SELECTION.read_text()) if SELECTION.is_file() else {}

@@ -193,3 +193,35 @@ def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(
     first, second = chosen["points"]
     assert first["held_out_per_task"]["1"] == second["held_out_per_task"]["1"]
     assert chosen["chosen"]["max_passes"] == 3 or first["held_out_mean"] < second["held_out_mean"] - rows.TIE
+
+
+def test_one_point_of_the_grid_is_a_share_of_select_that_a_later_select_reads_back(monkeypatch, babi_folder,
+                                                                                     tmp_path):
+    monkeypatch.setattr(rows, "GRID", {"lr": (1e-3,), "weight_decay": (0.0, 1e-3), "dropout": (0.0,),
+                                       "max_passes": (3,)})
+    monkeypatch.setattr(rows, "FIXED", dict(rows.FIXED, **TINY))
+    monkeypatch.setattr(rows, "SELECTION", tmp_path / "babi_selection.json")
+    monkeypatch.setattr(rows, "POINTS", tmp_path / "babi_points.json")
+    with pytest.raises(SystemExit, match="not a point of the grid"):
+        rows.parse_point("lr=0.001,weight_decay=0.5,dropout=0,max_passes=3")
+    with pytest.raises(SystemExit, match="give every setting"):
+        rows.parse_point("lr=0.001")
+    point = rows.parse_point("lr=0.001,weight_decay=0.001,dropout=0,max_passes=3")
+    assert point == {"lr": 1e-3, "weight_decay": 1e-3, "dropout": 0.0, "max_passes": 3}
+    fits = []
+    fit = rows._fit
+    monkeypatch.setattr(rows, "_fit", lambda *a: fits.append(a[2]["weight_decay"]) or fit(*a))
+    runs = ["--tasks", "1", "--jobs", "1", "--runs", str(tmp_path / "runs")]
+    folder = str(babi_folder)
+    assert rows.main([folder, "select", "--row", "dmn", "--point", "lr=0.001,weight_decay=0.001,dropout=0,"
+                      "max_passes=3", *runs]) == 0
+    parts = json.loads((tmp_path / "babi_points.json").read_text())
+    part = parts["dmn"][rows.point_name(point)]
+    assert part["point"] == point and part["epochs"] == {"1": 1} and part["wall_seconds"] > 0
+    assert "select --row dmn --point lr=0.001,weight_decay=0.001" in parts["provenance"]["command"]
+    assert not (tmp_path / "babi_selection.json").exists()            # a share of the grid chooses nothing
+    assert fits == [1e-3]
+    assert rows.main([folder, "select", "--row", "dmn", *runs]) == 0   # the whole grid: the share read back
+    assert fits == [1e-3, 0.0]
+    chosen = json.loads((tmp_path / "babi_selection.json").read_text())["dmn"]
+    assert [p["held_out_per_task"]["1"] for p in chosen["points"]][1] == part["held_out_per_task"]["1"]
