@@ -225,3 +225,35 @@ def test_one_point_of_the_grid_is_a_share_of_select_that_a_later_select_reads_ba
     assert fits == [1e-3, 0.0]
     chosen = json.loads((tmp_path / "babi_selection.json").read_text())["dmn"]
     assert [p["held_out_per_task"]["1"] for p in chosen["points"]][1] == part["held_out_per_task"]["1"]
+
+
+@pytest.mark.parametrize("task3_cure, other_cure, joins", [(0.90, 0.99, False), (0.95, 0.99, True),
+                                                           (0.95, 0.985, False)])
+def test_the_cure_joins_the_row_only_by_the_protocols_rule(monkeypatch, tmp_path, task3_cure, other_cure, joins):
+    """experiments/babi_cure.py: task 3 first (the cure must add more than 2 points over seeds 0-2),
+    then, only if it does, the 20 tasks on seed 0 (a fall of at most the tie); held-out figures only."""
+    cure = load_script("babi_cure")
+    fit = _arm_fit(task3_cure, other_cure)
+    monkeypatch.setattr(cure.rows, "_fit", fit)
+    monkeypatch.setattr(cure.rows, "passes_needed", lambda folder, task: 3 if task == 3 else 2)
+    monkeypatch.setattr(cure, "OUT", tmp_path / "babi_cure.json")
+    assert cure.main([str(tmp_path), "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
+    stored = json.loads((tmp_path / "babi_cure.json").read_text())
+    verdict = stored["verdict"]
+    assert verdict["task3_base"] == 0.92 and verdict["task3_cure"] == task3_cure
+    assert verdict["joins_dmn+ext"] is joins
+    assert ("mean20_cure" in verdict) is verdict["task3_passes"] is (task3_cure == 0.95)
+    assert not any(call[1] for call in fit.calls)                          # score_test: never
+    # the base arm's seed-0 trainings are the row's select folders (select reads them back)
+    assert (tmp_path / "runs" / "dmn+ext" / "select" / "lr0.003_weight_decay0.001_dropout0.1_max_passes3" /
+            "task03" / "result.json").is_file()
+
+
+def _arm_fit(task3_cure, other_cure):
+    def fit(task, folder, settings, out, seed, score_test):
+        fit.calls.append((task, score_test))
+        cured = settings.get("intervening_facts", False)
+        val = (task3_cure if cured else 0.92) if task == 3 else (other_cure if cured else 0.99)
+        return {"val_accuracy": val, "best_epoch": 1, "epochs": 1, "train_seconds": 1.0, "wall_seconds": 1.0}
+    fit.calls = []
+    return fit

@@ -296,14 +296,17 @@ class DMN(nn.Module):
         readings = readings or {}
         gate_exts = [(ext, readings.get(name)) for name, ext in self.extensions.items() if ext.gate_width]
         memory_exts = [(ext, readings.get(name)) for name, ext in self.extensions.items() if ext.memory_width]
+        lookers = {k for k, (ext, _) in enumerate(gate_exts)
+                   if type(ext).second_look is not DMNExtension.second_look}
         m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
         g = None
         for i in range(1, self.passes + 1):
             extra = [ext.gate_features(r, g) for ext, r in gate_exts]   # from g^{i-1} (None in pass 1)
             scores = self.gate_scores(c, m, q, extra)                   # (batch, facts)
-            second = [ext.second_look(r, g, scores) for ext, r in gate_exts]
-            if any(f is not None for f in second):                     # an extension's second look
-                extra = [f if f is not None else e for f, e in zip(second, extra)]
+            if lookers:                                                 # an extension's second look
+                first = self.gates_from_scores(scores, mask)
+                extra = [ext.second_look(r, g, first) if k in lookers else e
+                         for k, ((ext, r), e) in enumerate(zip(gate_exts, extra))]
                 scores = self.gate_scores(c, m, q, extra)
             g = self.gates_from_scores(scores, mask)
             e = self.episode(content, g)                                # (batch, H)

@@ -27,11 +27,11 @@ class DMNExtension(nn.Module):
     * ``gate_features(reading, prev_gates)``, every pass, when ``gate_width > 0``: **extra gate
       features**, (batch, facts, gate_width) appended to z(c, m, q); ``prev_gates`` (batch, facts)
       are the previous pass's gates g^{i-1} (None in pass 1);
-    * ``second_look(reading, prev_gates, scores)``, every pass, after the gate has scored the
-      facts: None (the default), or the extension's gate features **for a second look**, (batch,
-      facts, gate_width) in place of what ``gate_features`` gave, from the first look's scores
+    * ``second_look(reading, prev_gates, first_gates)``, every pass, after the gate has scored the
+      facts, when the extension overrides it: the extension's gate features **for a second look**, (batch,
+      facts, gate_width) in place of what ``gate_features`` gave, from the first look's gates
       (batch, facts); when an extension gives them, the gate scores the facts again with them and
-      the second scores are the pass's;
+      the second scores and gates are the pass's;
     * ``memory_input(reading, gates)``, every pass, when ``memory_width > 0``: **extra memory-update
       input**, (batch, memory_width) read beside e^i: m^i = GRU([e^i; x^i], m^{i-1}) or
       ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i), with ``gates`` the pass's own g^i.
@@ -59,8 +59,8 @@ class DMNExtension(nn.Module):
     def gate_features(self, reading, prev_gates: torch.Tensor | None) -> torch.Tensor:
         raise NotImplementedError
 
-    def second_look(self, reading, prev_gates: torch.Tensor | None, scores: torch.Tensor) -> torch.Tensor | None:
-        return None
+    def second_look(self, reading, prev_gates: torch.Tensor | None, first_gates: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
 
     def memory_input(self, reading, gates: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError

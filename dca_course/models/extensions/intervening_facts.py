@@ -5,10 +5,12 @@ Hook: **a second look** of the gate (:class:`~dca_course.models.extensions.hooks
 Pass i scores the facts twice with the same gate G.  The first look gives this feature as zeros:
 every fact is scored as if nothing relevant lay between it and ``p^{i-1}``, the place the previous
 pass read (:func:`~dca_course.models.extensions.time_features.read_position`; ``p^0``: after the last
-fact).  Its sigmoids r_t say which facts the gate would pick on their content.  The second look
-appends, for every fact, the sum of r over the facts strictly between it and ``p^{i-1}``::
+fact).  Its gates g^{i,1}, each divided by the largest, say how close each fact comes to the gate's
+top pick on its content (a ratio, because DMN+'s softmax scores have no level of their own: only
+their differences are trained).  The second look appends, for every fact, the sum of those ratios
+over the facts strictly between it and ``p^{i-1}``::
 
-    r_t = sigma(s^{i,1}_t)           (the first look's scores; no gradient through them)
+    r_t = g^{i,1}_t / max_u g^{i,1}_u      (the first look's gates; no gradient through them)
     b^i_t = sum_u r_u [t < u < p^{i-1}] + sum_u r_u [p^{i-1} < u < t]
     z^i_t = [z(c_t, m^{i-1}, q); ...; b^i_t]  ->  s^i_t, the pass's gates and their supervision
 
@@ -52,6 +54,8 @@ class InterveningFacts(DMNExtension):
         t, _ = reading
         return t.new_zeros(*t.shape, 1)              # the first look: nothing between
 
-    def second_look(self, reading, prev_gates, scores):
+    def second_look(self, reading, prev_gates, first_gates):
         t, mask = reading
-        return intervening_mass(torch.sigmoid(scores.detach()), t, previous_place(prev_gates, t, mask), mask)
+        g = first_gates.detach()
+        r = g / g.max(1, keepdim=True).values.clamp_min(1e-12)
+        return intervening_mass(r, t, previous_place(prev_gates, t, mask), mask)
