@@ -106,3 +106,15 @@ def test_dmn_holds_out_a_seeded_share_of_the_training_stories_with_all_their_que
     loose = [replace(ex, line_ids=[], question_id=0) for ex in train]
     assert story_ids(loose) == list(range(200)) and len(recipe.validation_split(loose, 3)[1]) == 20
     assert DMNRecipe(DMNConfig.from_profile("fast")).validation_split(train, 0) == (train, [])
+
+
+def test_the_ceiling_replay_tool_replays_fits_rule():
+    """tools/ceiling_replay.py counts epochs by the rule fit applies (results/babi_protocol.md quotes it)."""
+    from conftest import load_script
+
+    replay = load_script("ceiling_replay").replay
+    scores = [0.5, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0, 0.9, 1.0]
+    for ceiling in (1.0, None):
+        _, history, _ = _fit_scripted(scores, patience=2, ceiling=ceiling)
+        assert replay(scores, patience=2, ceiling=ceiling) == len(history.epochs)
+    assert replay([0.4] * 80, patience=50) == 80 and replay([0.4] + [0.3] * 79, patience=50) == 51

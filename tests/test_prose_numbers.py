@@ -352,3 +352,15 @@ def test_the_babi_notes_and_the_results_readme_quote_the_regenerated_table():
     assert f"task 17, seed 0: {earlier}% there, {t17:.1f}% here" in flat
     readme = " ".join((RESULTS / "README.md").read_text(encoding="utf-8").split())
     assert f"task 17, seed 0: {earlier}% there, {t17:.1f}% here" in readme
+
+
+def test_the_protocol_quotes_the_ceiling_replay():
+    """results/babi_protocol.md's version 2 quotes tools/ceiling_replay.py's stored replay."""
+    replay = results("babi_ceiling_replay.json")
+    text = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split())
+    assert replay["rule_reproduced"]
+    assert (f"the rule trains {replay['epochs_replayed']:,} of its {replay['epochs_trained']:,} epochs "
+            f"({100 * replay['epoch_share']:.0f}%): {100 * replay['time_share_without_retries']:.0f}% of its "
+            "one-thread training time") in text
+    assert (f"({replay['full_length_at_ceiling']} of the {replay['trainings']} trainings of the last `babi-1k` run"
+            in text)
