@@ -364,3 +364,16 @@ def test_the_protocol_quotes_the_ceiling_replay():
             "one-thread training time") in text
     assert (f"({replay['full_length_at_ceiling']} of the {replay['trainings']} trainings of the last `babi-1k` run"
             in text)
+
+
+def test_the_protocol_quotes_the_cure_decision():
+    """results/babi_protocol.md's version 3 quotes experiments/babi_cure.py's stored decision."""
+    cure = results("babi_cure.json")
+    text = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split())
+    per_seed = {arm: ", ".join(f"{100 * cure['runs'][arm][f'task3_seed{s}']['val_accuracy']:.1f}" for s in (0, 1, 2))
+                for arm in ("base", "cure")}
+    assert (f"task 3's held-out accuracy on seeds 0, 1 and 2 is {per_seed['base']}% for the row and "
+            f"{per_seed['cure']}% with intervening facts") in text
+    rise = 100 * cure["verdict"]["task3_rise"]
+    assert f"by {rise:.1f} points on the mean, not more than 2" in text and not cure["verdict"]["joins_dmn+ext"]
+    assert f"{cure['wall_seconds'] / 60:.0f} min on the 2-core Intel Xeon" in text
