@@ -377,3 +377,16 @@ def test_the_protocol_quotes_the_cure_decision():
     rise = 100 * cure["verdict"]["task3_rise"]
     assert f"by {rise:.1f} points on the mean, not more than 2" in text and not cure["verdict"]["joins_dmn+ext"]
     assert f"{cure['wall_seconds'] / 60:.0f} min on the 2-core Intel Xeon" in text
+
+
+def test_the_protocol_quotes_the_trained_grid_point():
+    """results/babi_protocol.md's status quotes the grid point in results/babi_points.json."""
+    point = results("babi_points.json")["dmn+ext"]["lr0.003_weight_decay0.001_dropout0.1_max_passes5"]
+    text = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split())
+    assert f"held-out mean {100 * point['held_out_mean']:.2f}% over the 20 tasks on seed 0" in text
+    assert (f"Its 20 trainings took {point['train_seconds']:,.0f} s of one-thread training "
+            f"({sum(point['epochs'].values()):,} epochs;") in text
+    assert f"about {point['train_seconds'] / 2 / 60:.0f} min on two workers" in text
+    v1 = sum(epochs[0] for epochs in results("babi_real_1k.json")["epochs"].values())     # the same model, version 1
+    assert f"the same model under version 1's rule trained {v1:,} on seed 0" in text
+    assert f"so the command itself took {point['wall_seconds'] / 60:.1f} min" in text
