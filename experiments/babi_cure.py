@@ -24,8 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import babi_rows as rows  # noqa: E402
+from experiments import babi_rows as rows  # noqa: E402  (the row's own trainings: the same folders, read back by select)
 from tools.provenance import RESULTS, command_line, repo_path, write_result_json  # noqa: E402
 
 POINT = {"lr": 3e-3, "weight_decay": 1e-3, "dropout": 0.1, "max_passes": 5}   # the babi-1k model's point
