@@ -124,11 +124,19 @@ class TrainConfig:
     # so a run at 100% stops ``patience`` evaluations after it first got there (None: ties always
     # restart the count, as below the ceiling).
     ceiling: float | None = None
+    # With ``ceiling``: once the best reaches it, stop after this many further evaluations instead
+    # of ``patience`` (0: at the epoch that reaches it; None: ``patience``).  The best value cannot
+    # change after that, so a search that only reads the best value loses nothing by stopping.
+    ceiling_patience: int | None = None
     # With ``monitor``: multiply the learning rate by ``lr_decay`` after every ``lr_patience``
     # evaluations without a better one (0: a constant learning rate).
     lr_decay: float = 0.5
     lr_patience: int = 0
     weight_decay: float = 0.0  # L2 penalty of Adam (the DMN papers regularize with L2)
+    # With fixed ``groups``: make each group's batch on its first epoch and keep it for the later
+    # ones.  It saves re-padding the same examples every epoch, and costs memory for the whole
+    # training set's padded batches (small for bAbI, gigabytes for a full news corpus).
+    keep_batches: bool = False
 
 
 @dataclass
@@ -156,13 +164,14 @@ def epoch_batches(epoch: int, config: TrainConfig, make_batch: Callable, *, trai
     From ``train_data``: the examples shuffled and cut into batches of ``config.batch_size``.
     From ``groups`` (fixed groups of examples, e.g. of similar lengths): the groups shuffled,
     each one batch.  Under torchrun every process takes its own share.  ``made`` (a dict kept
-    across epochs) holds each group's batch once it is made: a group is the same batch every
-    epoch, and padding bAbI's stories again each epoch was a fifth of a DMN epoch's time.
+    across epochs; ``TrainConfig.keep_batches``) holds each group's batch once it is made, since a
+    group is the same batch every epoch.  Without it each epoch makes its batches afresh.
     """
     seed = config.seed + epoch
     if groups is not None:
         order = batch_indices(len(groups), 1, shuffle=True, seed=seed, rank=rank, world_size=world_size)
-        made = {} if made is None else made
+        if made is None:
+            return [make_batch(list(groups[i])) for (i,) in order]
         for (i,) in order:
             if i not in made:
                 made[i] = make_batch(list(groups[i]))
@@ -217,7 +226,7 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
                                **(best.state() if best else {}), **(extra_state or {})})
 
     started, epoch = time.perf_counter(), start_epoch - 1
-    made: dict = {}          # each fixed group's batch, made on its first epoch (epoch_batches)
+    made: dict | None = {} if config.keep_batches else None   # each group's batch, kept (epoch_batches)
     for epoch in range(start_epoch, config.epochs):
         net.train()
         batches = epoch_batches(epoch, config, make_batch, train_data=train_data, groups=groups,
@@ -250,7 +259,8 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
             net.eval()
             with torch.no_grad():
                 row.update(evaluate(model))
-        stop = out_of_time or (best is not None and best.update(row, model, config.patience, config.ceiling))
+        stop = out_of_time or (best is not None and best.update(row, model, config.patience, config.ceiling,
+                                                                  config.ceiling_patience))
         decay = bool(best is not None and config.lr_patience and best.waited
                      and best.waited % config.lr_patience == 0)
         if info.enabled:   # rank 0 alone evaluates (and reads its clock): every process follows its decisions
@@ -288,9 +298,11 @@ class _Best:
         self.value, self.epoch = saved.get("value"), saved.get("epoch", 0)
         self.weights, self.waited = saved.get("weights"), saved.get("waited", 0)
 
-    def update(self, row: dict, model: nn.Module, patience: int, ceiling: float | None = None) -> bool:
+    def update(self, row: dict, model: nn.Module, patience: int, ceiling: float | None = None,
+               ceiling_patience: int | None = None) -> bool:
         """Record an epoch's metrics; True when ``patience`` evaluations passed without a better one
-        (at ``ceiling``, a tie is not better: see ``TrainConfig.ceiling``)."""
+        (at ``ceiling``, a tie is not better, and ``ceiling_patience`` replaces ``patience``: see
+        ``TrainConfig.ceiling``)."""
         if self.monitor not in row:
             return False
         at_ceiling = ceiling is not None and self.value is not None and self.value >= ceiling
@@ -299,8 +311,10 @@ class _Best:
             self.weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
             if not at_ceiling:
                 self.waited = 0
-                return False
+                return ceiling_patience == 0 and ceiling is not None and self.value >= ceiling
         self.waited += 1
+        if at_ceiling and ceiling_patience is not None:
+            return self.waited >= ceiling_patience
         return bool(patience) and self.waited >= patience
 
     def state(self) -> dict:

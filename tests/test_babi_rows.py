@@ -257,3 +257,49 @@ def _arm_fit(task3_cure, other_cure):
         return {"val_accuracy": val, "best_epoch": 1, "epochs": 1, "train_seconds": 1.0, "wall_seconds": 1.0}
     fit.calls = []
     return fit
+
+
+def test_select_searches_one_setting_at_a_time_from_the_smallest_values(monkeypatch, tmp_path):
+    """Version 4's search: lr, then L2, then dropout, each step every value under both caps with the
+    rest at the choice so far; five (lr, L2, dropout) points instead of twelve, each trained once."""
+    best = {"lr": 3e-3, "weight_decay": 3e-4, "dropout": 0.0}       # the held-out figures peak here
+
+    def fit(task, folder, settings, out, seed, score_test):
+        assert not score_test and settings["ceiling_patience"] == 0        # selection stops at 100%
+        fit.calls.append((task, rows.point_name({k: settings[k] for k in rows.GRID})))
+        miss = sum(settings[k] != v for k, v in best.items()) + (settings["max_passes"] != 5) * (task == 7)
+        return {"val_accuracy": 1.0 - 0.01 * miss, "best_epoch": 1, "epochs": 1, "train_seconds": 1.0,
+                "wall_seconds": 1.0}
+    fit.calls = []
+    monkeypatch.setattr(rows, "_fit", fit)
+    chosen = rows.select("f", "dmn", tmp_path / "runs", 1, tasks=[1, 7], needed={1: 1, 7: 5})
+    assert [s["setting"] for s in chosen["steps"]] == ["lr", "weight_decay", "dropout"]
+    assert [len(s["points"]) for s in chosen["steps"]] == [4, 6, 4]
+    assert [s["chosen"] for s in chosen["steps"]] == [dict(lr=3e-3, weight_decay=0.0, dropout=0.0, max_passes=5),
+                                                     dict(best, max_passes=5), dict(best, max_passes=5)]
+    assert chosen["chosen"] == dict(best, max_passes=5)
+    # (lr, L2, dropout): (1,0,0) (3,0,0), then (3,3e-4,0) (3,1e-3,0), then (3,3e-4,0.1): 5 points;
+    # task 1 once a point (cap 1), task 7 under each cap
+    assert len(fit.calls) == 5 * 3 == len(set(fit.calls))
+    assert len(chosen["points"]) == 10 and all(p["point"] in rows.grid_points() for p in chosen["points"])
+
+
+def test_only_the_selections_trainings_stop_at_the_ceiling(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(rows, "_fit", lambda task, folder, settings, out, seed, score_test: seen.append(
+        (score_test, settings.get("ceiling_patience"))) or {"val_accuracy": 1.0, "accuracy": 1.0, "best_epoch": 1,
+                                                          "epochs": 1, "train_seconds": 1.0, "wall_seconds": 1.0})
+    rows.select("f", "dmn", tmp_path / "runs", 1, tasks=[1], needed={1: 1}, points=[POINT])
+    rows.final("f", "dmn", tmp_path / "runs", 1, [0], POINT, tasks=[1])
+    assert seen == [(False, 0), (True, None)]
+    assert DMNConfig.from_profile("full", rows.row_settings("dmn", POINT)).ceiling_patience is None
+
+
+def test_the_code_fingerprint_reads_code_not_docstrings_or_comments():
+    source = 'def f(x):\n    """Add one."""\n    return x + 1  # why\n'
+    reworded = 'def f(x):\n    """Add one to x."""\n\n    return (x +\n            1)\n'
+    assert rows.code_only(source) == rows.code_only(reworded)
+    assert rows.code_only(source) == rows.code_only('def f(x):\n    return x + 1\n')
+    assert rows.code_only(source) != rows.code_only(source.replace("x + 1", "x + 2"))
+    assert rows.code_only(source) != rows.code_only(source.replace('"""Add one."""', 'y = "Add one."'))
+    assert rows.code_only('"""A module."""\nimport os\n') == rows.code_only('import os\n')

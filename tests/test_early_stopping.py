@@ -81,6 +81,26 @@ def test_at_the_ceiling_a_tie_keeps_the_later_weights_but_no_longer_restarts_pat
     assert (on.ceiling, off.ceiling) == (1.0, None)
 
 
+def test_a_search_stops_at_the_epoch_that_reaches_the_ceiling_with_the_same_best_value():
+    scores = [0.5, 0.9, 0.9, 1.0, 1.0, 1.0, 0.9, 1.0]
+    full = _fit_scripted(scores, patience=3, ceiling=1.0)[1]
+    at = _fit_scripted(scores, patience=3, ceiling=1.0, ceiling_patience=0)[1]
+    assert len(full.epochs) == 7 and len(at.epochs) == 4             # 1.0 first at epoch 4: stops there
+    assert at.best == {"epoch": 4, "val_accuracy": 1.0} and full.best["val_accuracy"] == at.best["val_accuracy"]
+    one = _fit_scripted(scores, patience=3, ceiling=1.0, ceiling_patience=1)[1]
+    assert len(one.epochs) == 5 and one.best["epoch"] == 5           # one tie more, then stops
+    # below the ceiling ceiling_patience changes nothing; without a ceiling it is not read
+    below = [0.5, 0.9, 0.8, 0.8, 0.8, 0.95]
+    assert len(_fit_scripted(below, patience=3, ceiling=1.0, ceiling_patience=0)[1].epochs) == 5
+    assert len(_fit_scripted(scores, patience=3, ceiling_patience=0)[1].epochs) == 8
+    # the DMN's knob
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    config = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5, stop_at_ceiling=True, ceiling_patience=0)
+                       ).train_config(10, 0, False)
+    assert (config.ceiling, config.ceiling_patience) == (1.0, 0)
+
+
 def test_the_learning_rate_halves_after_lr_patience_epochs_without_progress():
     _, history, _ = _fit_scripted([0.5, 0.4, 0.4, 0.4, 0.4, 0.6, 0.5], lr_patience=2)
     lrs = [row.get("lr") for row in history.epochs]
@@ -115,6 +135,30 @@ def test_the_ceiling_replay_tool_replays_fits_rule():
     replay = load_script("ceiling_replay").replay
     scores = [0.5, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0, 0.9, 1.0]
     for ceiling in (1.0, None):
-        _, history, _ = _fit_scripted(scores, patience=2, ceiling=ceiling)
-        assert replay(scores, patience=2, ceiling=ceiling) == len(history.epochs)
+        for ceiling_patience in (None, 0, 1):
+            _, history, _ = _fit_scripted(scores, patience=2, ceiling=ceiling, ceiling_patience=ceiling_patience)
+            assert replay(scores, patience=2, ceiling=ceiling, ceiling_patience=ceiling_patience) \
+                == len(history.epochs)
+    assert [replay(scores, patience=2, ceiling_patience=cp) for cp in (None, 0, 1)] == [8, 6, 7]
     assert replay([0.4] * 80, patience=50) == 80 and replay([0.4] + [0.3] * 79, patience=50) == 51
+
+
+def test_fixed_groups_batches_are_kept_across_epochs_only_when_asked():
+    """``keep_batches`` (the DMN's: small padded bAbI batches) makes each group's batch once; without
+    it (a summariser's buckets over a news corpus) every epoch makes them afresh and keeps none."""
+    from dca_course.recipes import DMNConfig, DMNRecipe, PointerGeneratorConfig, PointerGeneratorRecipe
+
+    model = torch.nn.Linear(1, 1, bias=False)
+    groups = [[torch.ones(1)] * 2 for _ in range(3)]
+    for keep, made in ((False, 9), (True, 3)):
+        calls = []
+
+        def make_batch(xs):
+            calls.append(1)
+            return _Batch(torch.stack(xs))
+
+        fit(model, groups=groups, make_batch=make_batch, loss_fn=lambda net, b: (((net(b.x) - 3) ** 2).mean(), {}),
+            config=TrainConfig(epochs=3, progress=False, eval_every=0, keep_batches=keep))
+        assert len(calls) == made
+    assert DMNRecipe(DMNConfig()).train_config(3, 0, False).keep_batches
+    assert not PointerGeneratorRecipe(PointerGeneratorConfig()).train_config(3, 0, False).keep_batches

@@ -1,5 +1,6 @@
 """The training loop: it learns, checkpoints atomically, resumes, and refuses damaged files clearly."""
 import os
+from dataclasses import replace
 
 import pytest
 import torch
@@ -97,7 +98,7 @@ def test_atomic_write_leaves_nothing_half_written(tmp_path):
 def test_fit_on_groups_equals_the_old_bucket_path(tmp_path):
     """Fixed groups given to fit train exactly as the old trick did: the groups handed over as
     examples with batch_size=1 and a make_batch that unwraps them (same order, same weights),
-    though fit makes each group's batch only once."""
+    and with ``keep_batches`` fit makes each group's batch only once."""
     import random
 
     train, vocab, _, loss_fn = _setup(48)
@@ -117,12 +118,16 @@ def test_fit_on_groups_equals_the_old_bucket_path(tmp_path):
     old_make = batcher("old")
     old = fit(old_model, groups, make_batch=lambda chunk: old_make(chunk[0]), loss_fn=loss_fn,
               config=TrainConfig(**{**config.__dict__, "batch_size": 1}))
-    _, _, new_model, _ = _setup(48)
-    new = fit(new_model, groups=groups, make_batch=batcher("new"), loss_fn=loss_fn, config=config)
-    # the same batches in the same order; each group's batch is made once and used every epoch
-    assert len(seen["old"]) == 2 * len(groups) and seen["new"] == seen["old"][:len(groups)]
-    assert [r["loss"] for r in old.epochs] == [r["loss"] for r in new.epochs]
-    for a, b in zip(old_model.state_dict().values(), new_model.state_dict().values()):
-        assert torch.equal(a, b)
+    assert len(seen["old"]) == 2 * len(groups)
+    for keep in (False, True):
+        seen["new"] = []
+        _, _, new_model, _ = _setup(48)
+        new = fit(new_model, groups=groups, make_batch=batcher("new"), loss_fn=loss_fn,
+                  config=replace(config, keep_batches=keep))
+        # the same batches in the same order; kept, each group's batch is made once and used every epoch
+        assert seen["new"] == (seen["old"][:len(groups)] if keep else seen["old"])
+        assert [r["loss"] for r in old.epochs] == [r["loss"] for r in new.epochs]
+        for a, b in zip(old_model.state_dict().values(), new_model.state_dict().values()):
+            assert torch.equal(a, b)
     with pytest.raises(ValueError, match="one of the two"):
         fit(new_model, train, groups=groups, make_batch=batcher("new"), loss_fn=loss_fn, config=config)

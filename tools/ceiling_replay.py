@@ -4,7 +4,9 @@ table would have trained had a tie with 100% held-out accuracy not restarted the
     python tools/ceiling_replay.py runs/babi_regen3/runs        # the run folders of experiments/babi_real.py
 
 Reads every ``seed*/task*/last.pt`` (the history of held-out accuracies, retries included), replays
-``dca_course.train``'s rule with and without the ceiling (patience 50), and weighs each run's epochs
+``dca_course.train``'s rule with and without the ceiling (patience 50), and stopped at the epoch that
+first reaches 100% (``--ceiling-patience 0``, the protocol's selection trainings from version 4: the best
+held-out figure is the same, only later epochs are cut), and weighs each run's epochs
 by its seconds per epoch from ``results/babi_real_1k.json`` (the kept training of each task and seed;
 the retries, which that file does not time, are left out of the time share).  Writes
 ``results/babi_ceiling_replay.json``; ``results/babi_protocol.md`` quotes it.
@@ -25,9 +27,11 @@ PATIENCE = 50
 OUT = RESULTS / "babi_ceiling_replay.json"
 
 
-def replay(accuracies: list[float], patience: int = PATIENCE, ceiling: float | None = 1.0) -> int:
+def replay(accuracies: list[float], patience: int = PATIENCE, ceiling: float | None = 1.0,
+           ceiling_patience: int | None = None) -> int:
     """Epochs trained under ``dca_course.train._Best``'s rule (a tie keeps the later epoch and
-    restarts the count, except, with ``ceiling``, a tie at the ceiling)."""
+    restarts the count, except, with ``ceiling``, a tie at the ceiling; once there,
+    ``ceiling_patience`` replaces ``patience``, 0 stopping at the epoch that gets there)."""
     best, waited = None, 0
     for epoch, acc in enumerate(accuracies, 1):
         at_ceiling = ceiling is not None and best is not None and best >= ceiling
@@ -35,9 +39,11 @@ def replay(accuracies: list[float], patience: int = PATIENCE, ceiling: float | N
             best = acc
             if not at_ceiling:
                 waited = 0
+                if ceiling_patience == 0 and ceiling is not None and best >= ceiling:
+                    return epoch
                 continue
         waited += 1
-        if waited >= patience:
+        if waited >= (ceiling_patience if at_ceiling and ceiling_patience is not None else patience):
             return epoch
     return len(accuracies)
 
@@ -47,18 +53,20 @@ def main(argv=None) -> int:
     parser.add_argument("runs", type=Path, help="folder of seed*/task*/last.pt (experiments/babi_real.py --runs)")
     args = parser.parse_args(argv)
     table = json.loads((RESULTS / "babi_real_1k.json").read_text())
-    runs, seconds = [], {"trained": 0.0, "replayed": 0.0}
+    runs, seconds = [], {"trained": 0.0, "replayed": 0.0, "stopped_at_ceiling": 0.0}
     for ckpt in sorted(args.runs.glob("seed*/task*/last.pt")):
         history = torch.load(ckpt, map_location="cpu", weights_only=True)["history"]
         acc = [row["val_accuracy"] for row in history if "val_accuracy" in row]
         seed, name = ckpt.parent.parent.name, ckpt.parent.name
         run = {"run": f"{seed}/{name}", "epochs": len(acc), "replayed": replay(acc), "best": max(acc),
+               "stopped_at_ceiling": replay(acc, ceiling_patience=0),
                "without_ceiling": replay(acc, ceiling=None)}
         task, s = str(int(name[4:6])), int(seed[4:])
         if name == f"task{int(task):02d}" and table["epochs"][task][s] == len(acc):   # the kept training: timed
             per_epoch = table["train_seconds"][task][s] / len(acc)
             seconds["trained"] += per_epoch * len(acc)
             seconds["replayed"] += per_epoch * run["replayed"]
+            seconds["stopped_at_ceiling"] += per_epoch * run["stopped_at_ceiling"]
         runs.append(run)
     if not runs:
         raise SystemExit(f"ceiling_replay.py: no seed*/task*/last.pt under {args.runs}")
@@ -67,6 +75,9 @@ def main(argv=None) -> int:
               "epoch_share": round(replayed / trained, 4),
               "full_length_at_ceiling": sum(r["epochs"] == 200 and r["best"] >= 1.0 for r in runs),
               "time_share_without_retries": round(seconds["replayed"] / seconds["trained"], 4),
+              # version 4's selection trainings: stopped at the epoch held-out first reaches 100%
+              "epochs_stopped_at_ceiling": sum(r["stopped_at_ceiling"] for r in runs),
+              "time_share_stopped_at_ceiling": round(seconds["stopped_at_ceiling"] / seconds["trained"], 4),
               "rule_reproduced": all(r["without_ceiling"] == r["epochs"] for r in runs),
               "data": repo_path(args.runs), "runs": runs}
     write_result_json(OUT, result, command=command_line(__file__, argv), config={"patience": PATIENCE, "ceiling": 1.0},

@@ -48,10 +48,11 @@ per pass (after Sukhbaatar et al. 2015)::
 
 **The course's additions** (in neither paper) are not switches of this model: they are modules of
 :mod:`dca_course.models.extensions`, given as ``extensions=(...)`` (or by name), that the DMN calls
-at four hooks (:class:`~dca_course.models.extensions.hooks.DMNExtension`): *extra gate features*
+at six hooks (:class:`~dca_course.models.extensions.hooks.DMNExtension`): *extra gate features*
 appended to z (``time_features``), *what the episode reads* in place of c_t (``sentence_episodes``),
 *extra memory-update input* read beside e^i (``word_match``), *a second look* of the gate
-(``intervening_facts``), and ``build``, where an extension makes its layers.  Without extensions the DMN is the papers' model above.
+(``intervening_facts``), and ``build``, where an extension makes its layers (``begin``, once a
+batch, prepares what the others read).  Without extensions the DMN is the papers' model above.
 
 **Batches and masks.**  :class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets` and
 :func:`babi_vocab` live with the bAbI data (:mod:`dca_course.data.babi.batching`; re-exported here).
@@ -72,7 +73,8 @@ from .dmn_gate import (GATE_FEATURES, dmn_features, dmn_plus_features, gate_supe
                        gate_targets)  # (re-exported)
 from .dmn_eval import answer_mode_for, evaluate_dmn, explain_dmn  # noqa: F401  (re-exported)
 from .extensions import DMNExtension, make_extensions
-from .extensions.time_features import TIME_FEATURES, TIME_SCALE, read_position, time_features  # noqa: F401  (re-exported)
+from .extensions.time_features import (TIME_FEATURES, TIME_SCALE, read_position,  # noqa: F401  (re-exported)
+                                       time_features)
 from .extensions.word_match import MATCH_WORDS, match_read, word_match  # noqa: F401  (re-exported)
 
 VARIANTS = ("dmn", "dmn+")
@@ -195,7 +197,7 @@ class DMN(nn.Module):
         self.memory_update = memory_update
         M = sum(e.memory_width for e in extensions.values())                     # extra memory-update input
         if memory_update == "gru":
-            self.memory_cell = nn.GRUCell(H + M, H)                                  # m^i = GRU(e^i, m^{i-1}), one for all passes
+            self.memory_cell = nn.GRUCell(H + M, H)          # m^i = GRU(e^i, m^{i-1}), one for all passes
         else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
             self.memory_layers = nn.ModuleList(nn.Linear(3 * H + M, H) for _ in range(passes))
         self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
@@ -285,7 +287,8 @@ class DMN(nn.Module):
         inputs x^i, (batch, k) each, read beside e^i."""
         if self.memory_update == "gru":
             return self.memory_cell(torch.cat([e, *extra], dim=-1), m)  # m^i = GRU(e^i, m^{i-1}); [e^i; x^i]
-        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))   # ReLU(W^i [m; e; q(; x)] + b^i)
+        # ReLU(W^i [m; e; q(; x)] + b^i)
+        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))
 
     def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor,
                content: torch.Tensor | None = None, readings: dict | None = None) -> dict:
