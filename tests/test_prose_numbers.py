@@ -364,6 +364,10 @@ def test_the_protocol_quotes_the_ceiling_replay():
             "one-thread training time") in text
     assert (f"({replay['full_length_at_ceiling']} of the {replay['trainings']} trainings of the last `babi-1k` run"
             in text)
+    # version 4: selection's trainings stop at the epoch that first reaches 100%
+    assert (f"a training stopped this way trains {replay['epochs_stopped_at_ceiling']:,} of its "
+            f"{replay['epochs_trained']:,} epochs, {100 * replay['time_share_stopped_at_ceiling']:.0f}% of its "
+            f"one-thread training time (version 2's rule: {replay['epochs_replayed']:,} epochs)") in text
 
 
 def test_the_protocol_quotes_the_cure_decision():
