@@ -271,26 +271,58 @@ def babi_rows_table(stored: dict, without=(17, 19)) -> str:
     """The rows of ``results/babi_protocol.md`` (``stored["rows"]``, written by
     ``experiments/babi_rows.py``: one model per row, settings chosen on held-out stories only)
     beside the papers' 1k figures (Kumar et al. 2016, Table 1): the mean over the tasks, the mean
-    without ``without``, and the tasks at >= 95%.  Says so plainly when no row has been run."""
+    without ``without``, the tasks at >= 95%, and the hours of one-thread training the row's final
+    models took (``train_seconds``; the row's ``provenance`` names the machine).  Says so plainly
+    when no row has been run."""
     from .data.babi import PAPER_ACCURACY_1K
 
     rows = stored.get("rows") or {}
     left_out = ", ".join(map(str, without))
-    lines = [f"{'':<56}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}"]
+    lines = [f"{'':<56}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}{'train h':>9}"]
     for name in ("dmn", "dmn+", "dmn+ext"):
         if name in rows:
             r = rows[name]
             seeds = ", ".join(map(str, r["seeds"]))
             label = f"{r['name']} (seeds {seeds})"
             lines.append(f"{label:<56}{100 * r['mean']:>8.1f}{100 * r['mean_without_17_19']:>16.1f}"
-                         f"{r['tasks_at_95']:>9} of {len(r['per_task'])}")
+                         f"{r['tasks_at_95']:>9} of {len(r['per_task'])}{r['train_seconds'] / 3600:>9.1f}")
         else:
-            lines.append(f"{name + ': not run yet (results/babi_protocol.md)':<56}{'-':>8}{'-':>16}{'-':>14}")
+            lines.append(f"{name + ': not run yet (results/babi_protocol.md)':<56}{'-':>8}{'-':>16}{'-':>14}"
+                         f"{'-':>9}")
     for paper, label in (("DMN", "DMN paper (Kumar et al. 2016, Table 1)"), ("MemNN", "MemNN (in the DMN paper's Table 1)")):
         acc = PAPER_ACCURACY_1K[paper]
         rest = [a for t, a in acc.items() if t not in without]
         lines.append(f"{label:<56}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
-                     f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}")
+                     f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}{'-':>9}")
+    return "\n".join(lines)
+
+
+def babi_row_losses(stored: dict, row: str, below: float = 0.95) -> str:
+    """Where a row of ``results/babi_protocol.md`` loses: each task whose mean over the seeds is
+    under ``below``, beside the DMN paper's figure, with how often each pass's top gate picked its
+    supporting fact on the test (``supporting_fact_accuracy_per_pass``, the mean over the seeds).
+    A pass that finds its fact and an answer still wrong point at the answer module; a pass that
+    misses it, at the gate."""
+    import statistics
+
+    from .data.babi import PAPER_ACCURACY_1K, TASK_NAMES
+
+    r = (stored.get("rows") or {}).get(row)
+    if r is None:
+        return f"{row}: not run yet (results/babi_protocol.md)"
+    lines = [f"{r['name']}: tasks under {100 * below:.0f}% (mean over seeds {', '.join(map(str, r['seeds']))})",
+             f"{'task':>4}  {'':<24}{'ours %':>14}{'paper':>7}  supporting fact found, per pass %"]
+    for t, v in sorted(r["per_task"].items(), key=lambda kv: int(kv[0])):
+        if round(v["mean"], 9) >= below:
+            continue
+        runs = [r["runs"][t][str(s)] for s in r["seeds"]]
+        passes = [res.get("supporting_fact_accuracy_per_pass", []) for res in runs]
+        per_pass = [statistics.fmean(p[i] for p in passes) for i in range(min(map(len, passes)))]
+        ours = f"{100 * v['mean']:.1f} ± {100 * v['sd']:.1f}"
+        lines.append(f"{int(t):>4}  {TASK_NAMES[int(t)][:24]:<24}{ours:>14}{PAPER_ACCURACY_1K['DMN'][int(t)]:>7.1f}  "
+                     + " ".join(f"{100 * a:.0f}" for a in per_pass))
+    if len(lines) == 2:
+        lines.append("      (none)")
     return "\n".join(lines)
 
 

@@ -164,7 +164,8 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
     table = babi_rows_table(stored).splitlines()
     assert table[1].startswith("DMN (Kumar et al. 2016) (seeds 0, 1)") and f"{100 * row['mean']:.1f}" in table[1]
     assert table[2].startswith("dmn+: not run yet") and table[3].startswith("dmn+ext: not run yet")
-    assert table[4].split()[-5:-3] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
+    assert table[4].split()[-6:-4] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
+    assert table[1].split()[-1] == f"{row['train_seconds'] / 3600:.1f}"      # one-thread training hours
 
 
 def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(monkeypatch, babi_folder, tmp_path):
@@ -303,3 +304,19 @@ def test_the_code_fingerprint_reads_code_not_docstrings_or_comments():
     assert rows.code_only(source) != rows.code_only(source.replace("x + 1", "x + 2"))
     assert rows.code_only(source) != rows.code_only(source.replace('"""Add one."""', 'y = "Add one."'))
     assert rows.code_only('"""A module."""\nimport os\n') == rows.code_only('import os\n')
+
+
+def test_where_a_row_loses_lists_its_tasks_under_95_with_each_pass():
+    from dca_course.viz import babi_row_losses
+
+    per_task = {str(t): {"mean": 1.0, "sd": 0.0} for t in TASK_NAMES}
+    per_task["3"] = {"mean": 0.84, "sd": 0.02}
+    runs = {t: {s: {"supporting_fact_accuracy_per_pass": [1.0, 0.9, 0.5]} for s in ("0", "1")} for t in per_task}
+    runs["3"]["1"]["supporting_fact_accuracy_per_pass"] = [1.0, 0.8, 0.7]
+    stored = {"rows": {"dmn": {"name": "DMN", "seeds": [0, 1], "per_task": per_task, "runs": runs}}}
+    lines = babi_row_losses(stored, "dmn").splitlines()
+    assert len(lines) == 3 and lines[2].split()[0] == "3"
+    assert lines[2].split()[-7:] == ["84.0", "±", "2.0", "95.2", "100", "85", "60"]   # passes: means over seeds
+    assert babi_row_losses(stored, "dmn+") == "dmn+: not run yet (results/babi_protocol.md)"
+    per_task["3"]["mean"] = 0.95                                  # at the line: not a loss
+    assert babi_row_losses(stored, "dmn").splitlines()[-1].strip() == "(none)"
