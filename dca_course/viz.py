@@ -326,6 +326,38 @@ def babi_row_losses(stored: dict, row: str, below: float = 0.95) -> str:
     return "\n".join(lines)
 
 
+def babi_selection_rows(selection: dict) -> list[str]:
+    """A row's search on held-out stories (``results/babi_selection.json``, one row's entry) as
+    markdown table rows ``| step | point | held-out mean % |``: each (lr, L2, dropout) point where
+    its step first trained it, with the held-out mean over the tasks at cap 3 and, in brackets, at
+    cap 5 (``results/babi_protocol.md`` quotes them)."""
+    import json
+
+    def words(p):
+        l2 = f"L2 {p['weight_decay']:g}" if p["weight_decay"] else "no L2"
+        dropout = f"dropout {p['dropout']:g}" if p["dropout"] else "no dropout"
+        return f"lr {p['lr']:g}, {l2}, {dropout}"
+
+    mean = {json.dumps(p["point"], sort_keys=True): p["held_out_mean"] for p in selection["points"]}
+    step_name = {"lr": "learning rate", "weight_decay": "L2", "dropout": "dropout"}
+    lines, seen = [], set()
+    for step in selection["steps"]:
+        for name in step["points"]:
+            point = next(p["point"] for p in selection["points"] if _point_name(p["point"]) == name)
+            key = words(point)
+            if key in seen:
+                continue
+            seen.add(key)
+            caps = [mean[json.dumps(dict(point, max_passes=c), sort_keys=True)] for c in (3, 5)]
+            lines.append(f"| {step_name[step['setting']]} | {key} | {100 * caps[0]:.2f} ({100 * caps[1]:.2f}) |")
+    return lines
+
+
+def _point_name(point: dict) -> str:
+    # experiments/babi_rows.py's point_name, in its grid's order (a stored point's keys are sorted)
+    return "_".join(f"{k}{point[k]:g}" for k in ("lr", "weight_decay", "dropout", "max_passes"))
+
+
 def babi_results_table(stored: dict) -> str:
     """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures
     (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.
