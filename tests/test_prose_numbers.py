@@ -404,6 +404,6 @@ def test_the_protocol_quotes_the_selection():
     assert (f"the 20 tasks ({100 * v4['held_out_mean']:.2f}%) in {sum(v4['epochs'].values()):,} epochs against "
             f"{sum(v3['epochs'].values()):,}") in flat
     assert f"({v4['train_seconds']:,.0f} s against {v3['train_seconds']:,.0f} s)" in flat
-    assert f"the `babi_points.json` point did, {v3['train_seconds']:,.0f} s of one-thread time" in flat
+    assert f"the `babi_points.json` point took {v3['train_seconds']:,.0f} s of one-thread time for a seed" in flat
     assert f"{len(selection['tasks'])} tasks" in flat and selection["seed"] == 0
 
