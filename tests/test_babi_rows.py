@@ -164,8 +164,22 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
     table = babi_rows_table(stored).splitlines()
     assert table[1].startswith("DMN (Kumar et al. 2016) (seeds 0, 1)") and f"{100 * row['mean']:.1f}" in table[1]
     assert table[2].startswith("dmn+: not run yet") and table[3].startswith("dmn+ext: not run yet")
-    assert table[4].split()[-6:-4] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
-    assert table[1].split()[-1] == f"{row['train_seconds'] / 3600:.1f}"      # one-thread training hours
+    assert table[4].split()[-7:-5] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
+    assert table[1].split()[-2] == f"{row['train_seconds'] / 3600:.1f}"      # one-thread training hours
+    slowest = max(row["runs"]["1"][s]["train_seconds"] for s in ("0", "1"))  # one task: its slower seed
+    assert table[1].split()[-1] == f"{slowest / 60:.0f}"
+
+
+def test_a_seeds_wall_time_is_the_pools_in_task_order():
+    from dca_course.viz import babi_row_seed_minutes, pool_wall_seconds
+
+    assert pool_wall_seconds([5, 1, 1, 1], 2) == 5           # the short ones go to the free worker
+    assert pool_wall_seconds([1, 1, 2], 2) == 3              # in the order given, not the best order (2)
+    assert pool_wall_seconds([3, 4], 1) == 7
+    row = {"seeds": [0, 1], "runs": {"1": {"0": {"train_seconds": 60}, "1": {"train_seconds": 600}},
+                                     "2": {"0": {"train_seconds": 120}, "1": {"train_seconds": 60}}}}
+    assert babi_row_seed_minutes(row) == 10                  # seed 1: 600 s and 60 s side by side
+    assert babi_row_seed_minutes(row, workers=1) == 11
 
 
 def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(monkeypatch, babi_folder, tmp_path):
