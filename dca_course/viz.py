@@ -10,6 +10,7 @@ the same everywhere (built by hand, or from a fixed seed without training).
 """
 from __future__ import annotations
 
+import statistics
 from typing import Sequence
 
 import numpy as np
@@ -289,6 +290,20 @@ def babi_row_seed_minutes(row: dict, workers: int = 2) -> float:
                for s in row["seeds"]) / 60
 
 
+def babi_row_summary(row: dict) -> str:
+    """One row of ``results/babi_protocol.md`` in a sentence, the way the protocol's status and
+    notebook 08 quote it: the mean over the tasks (and each seed's), the mean without tasks 17 and
+    19, the tasks at >= 95% on their mean over the seeds, the one-thread training hours and the
+    minutes of its longest seed on two workers."""
+    seeds = [str(s) for s in row["seeds"]]
+    per_seed = [statistics.fmean(t["per_seed"][s] for t in row["per_task"].values()) for s in seeds]
+    return (f"mean {100 * row['mean']:.1f}% over seeds {', '.join(seeds)} "
+            f"({', '.join(f'{100 * m:.1f}' for m in per_seed)}), {100 * row['mean_without_17_19']:.1f}% without "
+            f"tasks 17 and 19, {row['tasks_at_95']} of the {len(row['per_task'])} tasks at 95% or more on the mean; "
+            f"{row['train_seconds'] / 3600:.1f} h of one-thread training, "
+            f"{babi_row_seed_minutes(row):.0f} min for its longest seed on two workers")
+
+
 def babi_rows_table(stored: dict, without=(17, 19)) -> str:
     """The rows of ``results/babi_protocol.md`` (``stored["rows"]``, written by
     ``experiments/babi_rows.py``: one model per row, settings chosen on held-out stories only)
@@ -328,8 +343,6 @@ def babi_row_losses(stored: dict, row: str, below: float = 0.95) -> str:
     supporting fact on the test (``supporting_fact_accuracy_per_pass``, the mean over the seeds).
     A pass that finds its fact and an answer still wrong point at the answer module; a pass that
     misses it, at the gate."""
-    import statistics
-
     from .data.babi import PAPER_ACCURACY_1K, TASK_NAMES
 
     r = (stored.get("rows") or {}).get(row)
@@ -387,8 +400,6 @@ def babi_results_table(stored: dict) -> str:
     """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures
     (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.
     Stored results are data, printed plainly: the same text on every machine."""
-    import statistics
-
     from .data.babi import PAPER_ACCURACY_1K, TASK_NAMES
 
     dmn, memnn = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]

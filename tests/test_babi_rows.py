@@ -334,3 +334,16 @@ def test_where_a_row_loses_lists_its_tasks_under_95_with_each_pass():
     assert babi_row_losses(stored, "dmn+") == "dmn+: not run yet (results/babi_protocol.md)"
     per_task["3"]["mean"] = 0.95                                  # at the line: not a loss
     assert babi_row_losses(stored, "dmn").splitlines()[-1].strip() == "(none)"
+
+
+def test_a_rows_sentence_gives_its_figures_and_each_seeds_mean():
+    from dca_course.viz import babi_row_summary
+
+    runs = {"1": {"0": {"train_seconds": 1800}, "1": {"train_seconds": 60}},
+            "17": {"0": {"train_seconds": 1800}, "1": {"train_seconds": 60}}}
+    row = rows.summarise_row({1: {0: {"accuracy": 1.0}, 1: {"accuracy": 0.96}},
+                              17: {0: {"accuracy": 0.9}, 1: {"accuracy": 0.8}}}, [0, 1])
+    row.update(runs=runs, train_seconds=3720.0)
+    assert babi_row_summary(row) == ("mean 91.5% over seeds 0, 1 (95.0, 88.0), 98.0% without tasks 17 and 19, "
+                                     "1 of the 2 tasks at 95% or more on the mean; 1.0 h of one-thread training, "
+                                     "30 min for its longest seed on two workers")
