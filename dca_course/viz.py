@@ -316,23 +316,23 @@ def babi_rows_table(stored: dict, without=(17, 19)) -> str:
 
     rows = stored.get("rows") or {}
     left_out = ", ".join(map(str, without))
-    lines = [f"{'':<56}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}{'train h':>9}"
+    labels = {name: f"{r['name']} (seeds {', '.join(map(str, r['seeds']))})" for name, r in rows.items()}
+    w = max([56, *(len(label) + 2 for label in labels.values())])
+    lines = [f"{'':<{w}}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}{'train h':>9}"
              f"{'min/seed, 2 cores':>19}"]
     for name in ("dmn", "dmn+", "dmn+ext"):
         if name in rows:
             r = rows[name]
-            seeds = ", ".join(map(str, r["seeds"]))
-            label = f"{r['name']} (seeds {seeds})"
-            lines.append(f"{label:<56}{100 * r['mean']:>8.1f}{100 * r['mean_without_17_19']:>16.1f}"
+            lines.append(f"{labels[name]:<{w}}{100 * r['mean']:>8.1f}{100 * r['mean_without_17_19']:>16.1f}"
                          f"{r['tasks_at_95']:>9} of {len(r['per_task'])}{r['train_seconds'] / 3600:>9.1f}"
                          f"{babi_row_seed_minutes(r):>19.0f}")
         else:
-            lines.append(f"{name + ': not run yet (results/babi_protocol.md)':<56}{'-':>8}{'-':>16}{'-':>14}"
+            lines.append(f"{name + ': not run yet (results/babi_protocol.md)':<{w}}{'-':>8}{'-':>16}{'-':>14}"
                          f"{'-':>9}{'-':>19}")
     for paper, label in (("DMN", "DMN paper (Kumar et al. 2016, Table 1)"), ("MemNN", "MemNN (in the DMN paper's Table 1)")):
         acc = PAPER_ACCURACY_1K[paper]
         rest = [a for t, a in acc.items() if t not in without]
-        lines.append(f"{label:<56}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
+        lines.append(f"{label:<{w}}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
                      f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}{'-':>9}{'-':>19}")
     return "\n".join(lines)
 
