@@ -357,7 +357,8 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
     row_result.update(name=ROW_NAMES[row], settings=settings, retry_weight_decay=retry,
                       train_seconds=round(sum(r["train_seconds"] for r in results), 1),
                       wall_seconds_this_command=round(time.perf_counter() - started, 1), jobs=n_jobs,
-                      runs={str(t): {str(s): by_task[t][s] for s in seeds} for t in sorted(by_task)})
+                      runs={str(t): {str(s): dict(by_task[t][s], data=f"babi:{repo_path(folder)}:{t}") for s in seeds}
+                            for t in sorted(by_task)})     # the data as results name it: never a home folder
     return row_result
 
 

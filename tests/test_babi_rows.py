@@ -158,6 +158,9 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
     assert set(row) >= {"mean", "mean_without_17_19", "tasks_at_95", "per_task", "seeds", "provenance"}
     assert row["seeds"] == [0, 1] and list(row["per_task"]) == ["1"]
     assert row["mean"] == row["per_task"]["1"]["mean"]
+    # each run names its data as results do, relative to the repository (never a home folder)
+    assert {r["data"] for r in row["runs"]["1"].values()} == {f"babi:{rows.repo_path(folder)}:1"}
+    assert not rows.repo_path(folder).startswith("/")
     # the notebooks (03b, 08) print the rows beside the papers' figures, or say that a row has not run
     from dca_course.viz import babi_rows_table
 
