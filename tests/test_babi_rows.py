@@ -183,6 +183,14 @@ def test_a_seeds_wall_time_is_the_pools_in_task_order():
                                      "2": {"0": {"train_seconds": 120}, "1": {"train_seconds": 60}}}}
     assert babi_row_seed_minutes(row) == 10                  # seed 1: 600 s and 60 s side by side
     assert babi_row_seed_minutes(row, workers=1) == 11
+    # in the runner's order: its pool takes a seed's tasks in rows.TASKS's order
+    from dca_course.viz import BABI_ROWS_ORDER
+
+    assert list(BABI_ROWS_ORDER) == rows.TASKS
+    three = {"seeds": [0], "runs": {"1": {"0": {"train_seconds": 60}}, "2": {"0": {"train_seconds": 60}},
+                                    "3": {"0": {"train_seconds": 120}}}}
+    assert babi_row_seed_minutes(three) == 2                 # 3 first (longest), then 2 and 1 on the other worker
+    assert babi_row_seed_minutes(three, order=(1, 2, 3)) == 3
 
 
 def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(monkeypatch, babi_folder, tmp_path):

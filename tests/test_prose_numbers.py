@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from dca_course.viz import babi_row_seed_minutes
+
 ROOT = Path(os.environ.get("DCA_PROSE_ROOT") or Path(__file__).resolve().parents[1])
 NOTEBOOKS = ROOT / "notebooks"
 RESULTS = ROOT / "results"
@@ -97,12 +99,6 @@ def babi_means_without(*tasks: int) -> tuple[float, float]:
 def babi_row(name: str) -> dict:
     """A row of results/babi_protocol.md, as experiments/babi_rows.py stored it."""
     return results("babi_real_1k.json")["rows"][name]
-
-
-def babi_row_seed_minutes(row: dict) -> float:
-    from dca_course.viz import babi_row_seed_minutes as minutes
-
-    return minutes(row)
 
 
 def dca_row(name: str, metric: str) -> tuple[float, float]:
