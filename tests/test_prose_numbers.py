@@ -469,3 +469,21 @@ def test_where_the_extended_row_loses_is_what_the_protocol_and_08_say():
         assert min(found("17")) >= 0.95 and row["per_task"]["17"]["mean"] < 0.95
     if "task 18's gates miss their facts in more than a fifth of the questions, on each pass" in said:
         assert all(f < 0.8 for f in found("18")), found("18")
+
+
+def test_the_protocol_gives_each_rows_search():
+    """Every row chosen in results/babi_selection.json has its search in the protocol's status
+    (dca_course.viz.babi_selection_rows) and its chosen point in words."""
+    from dca_course.viz import babi_selection_rows
+
+    text = (RESULTS / "babi_protocol.md").read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    selection = {k: v for k, v in results("babi_selection.json").items() if k != "provenance"}
+    assert selection
+    for row, chosen in selection.items():
+        assert f"**`{row}`: chosen**" in flat
+        assert all(line in text for line in babi_selection_rows(chosen)), row
+        c = chosen["chosen"]
+        l2 = f"L2 {c['weight_decay']:g}" if c["weight_decay"] else "no L2"
+        dropout = f"dropout {c['dropout']:g}" if c["dropout"] else "no dropout"
+        assert f"Chosen: lr {c['lr']:g}, {l2}, {dropout}, cap {c['max_passes']}" in flat, row
