@@ -457,6 +457,13 @@ def test_the_protocol_quotes_each_row_that_has_run():
     assert ("is not reached by this row" in flat) == (not reached)
 
 
+def found_per_pass(row: dict, task: str) -> list[float]:
+    """How often each pass's top gate picked that pass's supporting fact on the test, mean over the row's seeds."""
+    runs = row["runs"][task].values()
+    return [statistics.fmean(r["supporting_fact_accuracy_per_pass"][k] for r in runs)
+            for k in range(len(next(iter(runs))["supporting_fact_accuracy_per_pass"]))]
+
+
 def test_where_the_extended_row_loses_is_what_the_protocol_and_08_say():
     """The per-pass reading of the `dmn+ext` row's losses in the protocol's status and in 08: task 3's and task 7's
     third pass miss their facts, task 17 finds its facts and still answers wrongly, task 18's gates miss more than a fifth
@@ -464,9 +471,7 @@ def test_where_the_extended_row_loses_is_what_the_protocol_and_08_say():
     row = babi_row("dmn+ext")
 
     def found(task):
-        runs = row["runs"][task].values()
-        return [statistics.fmean(r["supporting_fact_accuracy_per_pass"][k] for r in runs)
-                for k in range(len(next(iter(runs))["supporting_fact_accuracy_per_pass"]))]
+        return found_per_pass(row, task)
 
     said = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split())
     both = said + " " + markdown("08")
@@ -487,6 +492,10 @@ def test_where_the_dmn_row_loses_is_what_the_protocol_and_08_say():
     from dca_course.data.babi import PAPER_ACCURACY_1K
 
     row = babi_row("dmn")
+
+    def found(task):
+        return found_per_pass(row, task)
+
     said = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split()) + " " + markdown("08")
     if "more than the 3 the course aimed at" in said:
         assert 93.6 - 100 * row["mean"] > 3
@@ -495,15 +504,8 @@ def test_where_the_dmn_row_loses_is_what_the_protocol_and_08_say():
         assert gap["2"] + gap["3"] > sum(gap.values()) / 2, gap
     if "whose gates miss the supporting fact from the first pass on" in said:
         for task in ("2", "3"):
-            runs = row["runs"][task].values()
-            passes = [statistics.fmean(r["supporting_fact_accuracy_per_pass"][k] for r in runs)
-                      for k in range(len(next(iter(runs))["supporting_fact_accuracy_per_pass"]))]
+            passes = found(task)
             assert passes[0] < 0.8 and passes == sorted(passes, reverse=True), (task, passes)
-
-    def found(task):
-        runs = row["runs"][task].values()
-        return [statistics.fmean(r["supporting_fact_accuracy_per_pass"][k] for r in runs)
-                for k in range(len(next(iter(runs))["supporting_fact_accuracy_per_pass"]))]
 
     protocol = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split())
     under = [t for t, v in row["per_task"].items() if round(v["mean"], 9) < 0.95]
