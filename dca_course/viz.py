@@ -321,10 +321,13 @@ def babi_rows_table(stored: dict, without=(17, 19)) -> str:
 
     rows = stored.get("rows") or {}
     left_out = ", ".join(map(str, without))
-    labels = {name: f"{r['name']} (seeds {', '.join(map(str, r['seeds']))})" for name, r in rows.items()}
-    w = max([56, *(len(label) + 2 for label in labels.values())])
-    lines = [f"{'':<{w}}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}{'train h':>9}"
-             f"{'min/seed, 2 cores':>19}"]
+    seeds = {", ".join(map(str, r["seeds"])) for r in rows.values()}
+    # the seeds once, in the header, when every row has the same (so that a line fits 120 characters)
+    labels = {name: r["name"] + ("" if len(seeds) == 1 else f" (seeds {', '.join(map(str, r['seeds']))})")
+              for name, r in rows.items()}
+    w = max([48, *(len(label) + 2 for label in labels.values())])
+    lines = [f"{f'seeds {seeds.pop()}' if len(seeds) == 1 else '':<{w}}{'mean %':>8}{f'without {left_out}':>16}"
+             f"{'tasks >= 95%':>14}{'train h':>9}{'min/seed, 2 cores':>19}"]
     for name in ("dmn", "dmn+", "dmn+ext"):
         if name in rows:
             r = rows[name]
@@ -339,6 +342,40 @@ def babi_rows_table(stored: dict, without=(17, 19)) -> str:
         rest = [a for t, a in acc.items() if t not in without]
         lines.append(f"{label:<{w}}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
                      f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}{'-':>9}{'-':>19}")
+    return "\n".join(lines)
+
+
+#: The protocol's steps from the DMN paper's model to this course's, and what each one adds.
+BABI_ROW_STEPS = (("dmn", "dmn+", "DMN -> DMN+ (input fusion, softmax attention, ReLU update)"),
+                  ("dmn+", "dmn+ext", "DMN+ -> + time features and word match"))
+
+
+def babi_row_steps(stored: dict, top: int = 3) -> str:
+    """What each step between the rows of ``results/babi_protocol.md`` buys (:data:`BABI_ROW_STEPS`):
+    the change in the mean over the tasks, the same change seed by seed (each seed's mean of the
+    later row minus the same seed's of the earlier: every row trains seeds 0, 1 and 2, so a gain on
+    every seed is one that survives a change of seed), and the ``top`` tasks whose mean over the
+    seeds changes most.  A step whose rows have not both run says so."""
+    rows = stored.get("rows") or {}
+    lines = [f"{'step':<60}{'mean':>7}  {'per seed':<22}tasks changed most (points)"]
+    for before, after, label in BABI_ROW_STEPS:
+        if before not in rows or after not in rows:
+            lines.append(f"{label:<60}{'-':>7}  not run yet: {', '.join(r for r in (before, after) if r not in rows)}")
+            continue
+        a, b = rows[before], rows[after]
+        seeds = [str(s) for s in a["seeds"] if s in b["seeds"]]
+        tasks = sorted(set(a["per_task"]) & set(b["per_task"]), key=int)
+
+        def seed_mean(row, s):
+            return statistics.fmean(row["per_task"][t]["per_seed"][s] for t in tasks)
+
+        per_seed = [100 * (seed_mean(b, s) - seed_mean(a, s)) for s in seeds]
+        gain = {t: 100 * (b["per_task"][t]["mean"] - a["per_task"][t]["mean"]) for t in tasks}
+        most = sorted(tasks, key=lambda t: (-abs(gain[t]), int(t)))[:top]
+        change = 100 * (statistics.fmean(b["per_task"][t]["mean"] for t in tasks)
+                        - statistics.fmean(a["per_task"][t]["mean"] for t in tasks))
+        lines.append(f"{label:<60}{change:>+7.1f}  {', '.join(f'{g:+.1f}' for g in per_seed):<22}"
+                     + ", ".join(f"{t} ({gain[t]:+.1f})" for t in most))
     return "\n".join(lines)
 
 

@@ -47,21 +47,15 @@ from tools.provenance import (DMN_CODE, RESULTS, ROOT, command_line, cpu_name, g
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after the path line above)
 from dca_course.recipes import DMNConfig  # noqa: E402
 from dca_course.recipes.config import flag_name  # noqa: E402
+from dca_course.recipes.dmn import BABI_FIXED, BABI_ROWS  # noqa: E402
 
-#: The model of each row (the protocol's table); nothing else differs between the rows.
-ROWS = {
-    "dmn": dict(dmn_variant="dmn", input_module="gru", gate_features="dmn", memory_update="gru",
-                episode_reads="facts", time_features=False, word_match=False),
-    "dmn+": dict(dmn_variant="dmn+", input_module="fusion", gate_features="dmn+", memory_update="relu",
-                 episode_reads="facts", time_features=False, word_match=False),
-    "dmn+ext": dict(dmn_variant="dmn+", input_module="fusion", gate_features="dmn+", memory_update="relu",
-                    episode_reads="facts", time_features=True, word_match=True),
-}
+#: The model of each row (the protocol's table; nothing else differs between the rows) and the
+#: settings fixed before any run, the same in every row: the recipe's, which its ``babi-ROW``
+#: profiles also use.
+ROWS = BABI_ROWS
 ROW_NAMES = {"dmn": "DMN (Kumar et al. 2016)", "dmn+": "DMN+ (Xiong et al. 2016)",
              "dmn+ext": "DMN+ with the course's time features and word match"}
-#: Fixed before any run, the same in every row (the protocol's "not tuned" table).
-FIXED = dict(emb_size=80, hidden_size=80, batch_size=32, gate_supervision=True, dmn_passes=0, val_fraction=0.1,
-             epochs=200, patience=50, stop_at_ceiling=True, lr_patience=0, answer="auto")
+FIXED = BABI_FIXED
 #: What the papers leave open, chosen on held-out stories.  Each list starts with the smaller value,
 #: which wins a tie.
 GRID = {"lr": (1e-3, 3e-3), "weight_decay": (0.0, 3e-4, 1e-3), "dropout": (0.0, 0.1), "max_passes": (3, 5)}

@@ -13,6 +13,7 @@ from dca_course.data.babi.format import write_babi
 from dca_course.data.babi.generate import generate_task
 from dca_course.recipes import DMNConfig, DMNRecipe
 from dca_course.recipes.config import config_overrides
+from dca_course.recipes.dmn import BABI_CHOSEN, BABI_ROWS
 
 rows = load_script("babi_rows")
 POINT = rows.grid_points()[0]
@@ -165,7 +166,8 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
     from dca_course.viz import babi_rows_table
 
     table = babi_rows_table(stored).splitlines()
-    assert table[1].startswith("DMN (Kumar et al. 2016) (seeds 0, 1)") and f"{100 * row['mean']:.1f}" in table[1]
+    assert table[0].startswith("seeds 0, 1 ") and all(len(line) <= 120 for line in table)   # every row's seeds
+    assert table[1].startswith("DMN (Kumar et al. 2016) ") and f"{100 * row['mean']:.1f}" in table[1]
     assert table[2].startswith("dmn+: not run yet") and table[3].startswith("dmn+ext: not run yet")
     assert table[4].split()[-7:-5] == ["93.6", "98.8"]        # Kumar et al.'s mean, and without 17 and 19
     assert table[1].split()[-2] == f"{row['train_seconds'] / 3600:.1f}"      # one-thread training hours
@@ -358,3 +360,71 @@ def test_a_rows_sentence_gives_its_figures_and_each_seeds_mean():
     assert babi_row_summary(row) == ("mean 91.5% over seeds 0, 1 (95.0, 88.0), 98.0% without tasks 17 and 19, "
                                      "1 of the 2 tasks at 95% or more on the mean; 1.0 h of one-thread training, "
                                      "30 min for its longest seed on two workers")
+
+
+# -- the profiles: what `train dmn --profile ...` trains is what its help says --------------------------
+def test_the_full_profile_is_kumar_et_als_dmn_as_its_help_says():
+    """``--profile full``'s help names Kumar et al.'s DMN at size 80 for 30 epochs: the configuration
+    is the `dmn` row's model, at those sizes and epochs."""
+    config = DMNConfig.from_profile("full")
+    assert {k: getattr(config, k) for k in BABI_ROWS["dmn"]} == BABI_ROWS["dmn"] and config.gate_supervision
+    assert config.emb_size == config.hidden_size
+    assert DMNConfig.FULL_HELP.startswith("the DMN as Kumar et al. describe it (GRU input module, nine-part gate "
+                                          "features, GRU memory update, supervised gates) at size "
+                                          f"{config.hidden_size} for {config.epochs} epochs")
+
+
+def test_each_rows_profile_is_its_final_at_the_stored_choice():
+    """``--profile babi-ROW`` is the configuration the row's ``final`` trains, at the point stored in
+    results/babi_selection.json, for every row chosen there, and only those."""
+    import dataclasses
+
+    selection = {k: v for k, v in json.loads(rows.SELECTION.read_text()).items() if k != "provenance"}
+    assert set(BABI_CHOSEN) == set(selection)
+    for row, chosen in selection.items():
+        profile = DMNConfig.from_profile(f"babi-{row}")
+        assert dataclasses.replace(profile, profile="full") == rows.config_for(row, chosen["chosen"]), row
+        assert profile.data_profile == "full" and f"`{row}` row" in DMNConfig.NAMED[f"babi-{row}"][2]
+
+
+@pytest.mark.parametrize("row", sorted(BABI_CHOSEN))
+def test_a_rows_profile_trains_that_rows_model_from_the_command_line(row, tmp_path, capsys):
+    """The command line with ``--profile babi-ROW`` builds the row's model (its modules and extensions) and
+    hands the row's learning rate and L2 to the optimiser (one tiny epoch on a generated task)."""
+    import torch
+
+    from dca_course.__main__ import main
+
+    folder = tmp_path / "babi"
+    assert main(["data", "generate", "babi", "--task", "1", "--train", "40", "--test", "10", "--out", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["train", "dmn", "--data", f"babi:{folder}:1", "--profile", f"babi-{row}", "--epochs", "1",
+                 "--hidden-size", "8", "--emb-size", "8", "--device", "cpu", "--quiet", "--out",
+                 str(tmp_path / "run")]) == 0
+    saved = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
+    model = saved["model_config"]
+    spec = BABI_ROWS[row]
+    assert (model["variant"], model["input_module"], model["gate_features"], model["memory_update"]) == \
+        (spec["dmn_variant"], spec["input_module"], spec["gate_features"], spec["memory_update"])
+    assert sorted(model["extensions"]) == sorted(k for k in ("time_features", "word_match") if spec[k])
+    group = saved["optimizer"]["param_groups"][0]
+    assert (group["lr"], group["weight_decay"]) == (BABI_CHOSEN[row]["lr"], BABI_CHOSEN[row]["weight_decay"])
+    assert (saved["hparams"]["profile"], saved["hparams"]["max_passes"]) == (f"babi-{row}", BABI_CHOSEN[row]["max_passes"])
+
+
+def test_what_each_step_buys_is_the_later_row_minus_the_earlier_seed_by_seed():
+    from dca_course.viz import babi_row_steps
+
+    def row(per_seed):       # {task: (seed 0, seed 1)}
+        return {"seeds": [0, 1], "per_task": {t: {"mean": (a + b) / 2, "per_seed": {"0": a, "1": b}}
+                                              for t, (a, b) in per_seed.items()}}
+
+    stored = {"rows": {"dmn": row({"1": (1.0, 1.0), "2": (0.4, 0.5), "3": (0.3, 0.4)}),
+                       "dmn+": row({"1": (1.0, 0.9), "2": (0.9, 0.9), "3": (0.5, 0.4)})}}
+    lines = babi_row_steps(stored, top=2).splitlines()
+    # seed 0: (1.0 + 0.9 + 0.5 - 1.0 - 0.4 - 0.3) / 3 = 0.2333; seed 1: (0.9 + 0.9 + 0.4 - 1.0 - 0.5 - 0.4) / 3 = 0.1
+    # task 2 gains 45 points on its mean, task 3 10, task 1 loses 5
+    assert lines[1].split()[-7:] == ["+16.7", "+23.3,", "+10.0", "2", "(+45.0),", "3", "(+10.0)"]
+    assert lines[2].endswith("not run yet: dmn+ext") and all(len(line) <= 120 for line in lines)
+    stored["rows"]["dmn+"]["per_task"]["1"]["mean"] = 0.4         # a loss larger than any gain comes first
+    assert babi_row_steps(stored, top=1).splitlines()[1].split()[-2:] == ["1", "(-60.0)"]

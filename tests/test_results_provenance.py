@@ -154,3 +154,25 @@ def test_results_status_skips_a_pure_move_and_follows_a_file_to_its_earlier_name
     (tmp_path / "new" / "bench.py").write_text("changed\n")
     after = commit("changed after the move")
     assert [c.split()[0] for c in status.changes(made, "HEAD", ["new/bench.py"])] == [after, before]
+
+
+def test_results_status_names_an_uncommitted_measured_file_in_full(load_benchmark, tmp_path):
+    """git's porcelain line is `` M path``, and git's output is stripped before it is split into lines:
+    the first file's name lost its first letter (``ca_course/recipes/dmn.py``) when cut at a fixed column."""
+    import subprocess
+
+    status = load_benchmark("results_status")
+    status.ROOT = tmp_path
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code"], cwd=tmp_path,
+                   check=True)
+    made = status.git("rev-parse", "HEAD")
+    result = tmp_path / "r.json"
+    result.write_text(json.dumps({"provenance": {"commit": made, "measures": ["code.py"]}}))
+    assert status.status(result)["state"] == "current"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert status.status(result) | {"commit": None} == {
+        "file": "r.json", "commit": None, "how": "recorded", "measures": 1, "state": "STALE",
+        "why": "uncommitted changes: code.py"}

@@ -96,7 +96,7 @@ def status(path: Path, at: str = "HEAD") -> dict:
     if later:
         row.update(state="STALE", why=f"{len(later)} later commit(s) changed its code; latest: {later[0][:90]}")
     elif dirty:
-        row.update(state="STALE", why=f"uncommitted changes: {', '.join(line[3:] for line in dirty[:3])}")
+        row.update(state="STALE", why=f"uncommitted changes: {', '.join(line.split(maxsplit=1)[1] for line in dirty[:3])}")
     else:
         row.update(state="current", why="")
     return row

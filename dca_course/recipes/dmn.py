@@ -21,6 +21,40 @@ from .base import Recipe
 from .config import RecipeConfig, knob
 
 
+#: The three rows of ``results/babi_protocol.md`` (``experiments/babi_rows.py``): the model of each,
+#: and nothing else differs between them.
+BABI_ROWS = {
+    "dmn": dict(dmn_variant="dmn", input_module="gru", gate_features="dmn", memory_update="gru",
+                episode_reads="facts", time_features=False, word_match=False),
+    "dmn+": dict(dmn_variant="dmn+", input_module="fusion", gate_features="dmn+", memory_update="relu",
+                 episode_reads="facts", time_features=False, word_match=False),
+    "dmn+ext": dict(dmn_variant="dmn+", input_module="fusion", gate_features="dmn+", memory_update="relu",
+                    episode_reads="facts", time_features=True, word_match=True),
+}
+#: The protocol's settings fixed before any run, the same in every row.
+BABI_FIXED = dict(emb_size=80, hidden_size=80, batch_size=32, gate_supervision=True, dmn_passes=0, val_fraction=0.1,
+                  epochs=200, patience=50, stop_at_ceiling=True, lr_patience=0, answer="auto")
+#: What each row chose on seed 0's held-out stories (``results/babi_selection.json``; a test keeps
+#: the two equal).
+BABI_CHOSEN = {
+    "dmn": dict(lr=1e-3, weight_decay=3e-4, dropout=0.0, max_passes=3),
+    "dmn+": dict(lr=1e-3, weight_decay=1e-3, dropout=0.0, max_passes=3),
+    "dmn+ext": dict(lr=3e-3, weight_decay=1e-3, dropout=0.0, max_passes=3),
+}
+_BABI_ROW_HELP = {"dmn": "the DMN as Kumar et al. describe it", "dmn+": "DMN+ as Xiong et al. describe it",
+                  "dmn+ext": "DMN+ with the course's time features and word match"}
+
+
+def babi_row_profiles() -> dict:
+    """``babi-dmn``, ``babi-dmn+``, ``babi-dmn+ext``: one task of a protocol row, as its ``final``
+    trains it, from the command line (the row's retry with a smaller L2 below 95% held-out is not
+    part of a profile)."""
+    return {f"babi-{row}": ("full", {**BABI_FIXED, **BABI_ROWS[row], **chosen},
+                            f"{_BABI_ROW_HELP[row]}, the protocol's `{row}` row at its point chosen on held-out "
+                            "stories (results/babi_protocol.md), without the row's L2 retry")
+            for row, chosen in BABI_CHOSEN.items()}
+
+
 @dataclass(frozen=True)
 class DMNConfig(RecipeConfig):
     emb_size: int = knob(64, "word embedding size", metavar="N")
@@ -85,7 +119,7 @@ class DMNConfig(RecipeConfig):
     NAMED: ClassVar[dict] = {"babi-1k": ("full", dict(
         dmn_variant="dmn+", input_module="fusion", memory_update="relu", gate_features="dmn+", time_features=True,
         word_match=True, max_passes=5, weight_decay=1e-3, lr=3e-3, epochs=200, patience=50),
-        "the real bAbI 1k tasks' settings, results/babi_real_1k.md")}
+        "the real bAbI 1k tasks' settings, results/babi_real_1k.md"), **babi_row_profiles()}
 
 
 class DMNRecipe(Recipe):
