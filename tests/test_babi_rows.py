@@ -245,7 +245,7 @@ def test_one_point_of_the_grid_is_a_share_of_select_that_a_later_select_reads_ba
                       "max_passes=3", *runs]) == 0
     parts = json.loads((tmp_path / "babi_points.json").read_text())
     part = parts["dmn"][rows.point_name(point)]
-    assert part["point"] == point and part["epochs"] == {"1": 1} and part["wall_seconds"] > 0
+    assert part["point"] == point and part["epochs"] == {"1": 1} and part["wall_seconds"] >= 0   # 0.1 s steps: may be 0
     assert "select --row dmn --point lr=0.001,weight_decay=0.001" in parts["provenance"]["command"]
     assert not (tmp_path / "babi_selection.json").exists()            # a share of the grid chooses nothing
     assert fits == [1e-3]
