@@ -159,6 +159,7 @@ def add_config_flags(parser: argparse.ArgumentParser, configs: dict[str, type]) 
         help_text = f.metadata["help"]
         if len(owners[name]) < len(configs):        # say which models have it
             help_text = f"{', '.join(owners[name])}: {help_text}"
+        help_text = help_text.replace("%", "%%")     # argparse formats help with %: "100%" must print as written
         spellings = [flag_name(name), *f.metadata["flags"]]
         if kind is bool:
             parser.add_argument(spellings[0], dest=name, action=argparse.BooleanOptionalAction,
