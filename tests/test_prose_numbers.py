@@ -611,7 +611,7 @@ def test_where_the_dmn_plus_row_loses_is_what_the_protocol_and_08_say():
     for t in ("10", "17", "19"):
         assert min(found_per_pass(plus, t)) >= 0.94 and plus["per_task"][t]["mean"] < 0.95, t
     steps = babi_row_steps(results("babi_real_1k.json")).splitlines()[2]
-    assert steps.split()[-6::2] == ["19", "17", "2"]                        # where the word match gains most
+    assert steps.split()[-6::2] == ["19", "17", "2"]                        # where the step to dmn+ext gains most
     assert f"finds its fact in {100 * found_per_pass(ext, '2')[1]:.0f}% of the questions there" in protocol
     said_08 = markdown("08")
     assert "Its first passes find the facts that the DMN's miss (tasks 2 and 3)" in said_08
