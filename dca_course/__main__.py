@@ -14,29 +14,61 @@ go to stderr.  Under ``torchrun`` only rank 0 prints the JSON and writes files.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import re
 import sys
+import tempfile
 from dataclasses import fields
 from pathlib import Path
 
 from . import device as pick_device
-from . import seed_everything
+from . import configure_process, seed_everything
 from .recipes import CONFIGS
 from .recipes.config import add_config_flags, config_overrides, flag_name
 from .data.specs import spec_kind
 from .registry import MODELS, SpecError, data_choices, get_model, load_data
-from .errors import InputError
+from .errors import InputError, OptionError
 from .io import text_lines, write_lines
-from .train import dist_info, distributed_device
+from .train import dist_info, distributed_device, saving_goes_on
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (its subcommands' too), whose errors are one line like the library's:
+    ``dca-course: error: ...`` and where the options are listed, not the usage block."""
+
+    def error(self, message):
+        _error(f"{message} (`{self.prog} --help` lists the options)")
+        raise SystemExit(2)
+
+
+def whole_number(low: int, high: int | None = None, what: str = "a whole number"):
+    """An argparse ``type``: an int from ``low`` (to ``high``), refused in one line otherwise."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} {bounds}")
+        return value
+    parse.__name__ = what
+    return parse
+
+
+#: Seeds NumPy, Python and PyTorch all take (NumPy's are 0 .. 2**32 - 1).
+seed_number = whole_number(0, 2**32 - 1, "a seed")
+positive = whole_number(1)
 
 
 def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     """The command line.  With ``model`` (``train MODEL ...``), ``train`` has that model's flags
     only, with its own help (``train dmn --help``); without, every model's."""
     configs = {model: CONFIGS[model]} if model else CONFIGS
-    parser = argparse.ArgumentParser(prog="dca-course", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="dca-course", description=__doc__.split("\n\n")[0],
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="on an input error, show the traceback too")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -54,9 +86,10 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
                                         f"{next(c.NAMED[n][2] for c in CONFIGS.values() if n in c.NAMED)})"
                                         for n in named))
     train.add_argument("--device", default="auto", help="auto (cuda > mps > cpu), cpu, cuda, cuda:N, mps")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=seed_number, default=0, help="seeds the initial weights, the batch order "
+                       "and generated data (0 .. 2**32-1; default 0)")
     train.add_argument("--out", type=Path, default=None, help="run folder (default runs/MODEL-DATA-seedN)")
-    train.add_argument("--limit-train", type=int, default=None, metavar="N",
+    train.add_argument("--limit-train", type=positive, default=None, metavar="N",
                        help="train on the first N training examples only (of each task for babi:all; a quick smoke run)")
     train.add_argument("--fresh", action="store_true", help="ignore a checkpoint already in --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars or epoch logs")
@@ -86,17 +119,17 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     gen.add_argument("what", choices=["babi", "synthnews"])
     gen.add_argument("--out", type=Path, required=True, help="folder to write into")
     gen.add_argument("--task", type=int, default=1, help="babi: the task number")
-    gen.add_argument("--train", type=int, default=1000, help="training questions (babi) or articles (synthnews)")
-    gen.add_argument("--valid", type=int, default=100, help="synthnews: validation articles")
-    gen.add_argument("--test", type=int, default=1000, help="test questions (babi) or articles (synthnews)")
+    gen.add_argument("--train", type=positive, default=1000, help="training questions (babi) or articles (synthnews)")
+    gen.add_argument("--valid", type=positive, default=100, help="synthnews: validation articles")
+    gen.add_argument("--test", type=positive, default=1000, help="test questions (babi) or articles (synthnews)")
     gen.add_argument("--long", action="store_true", help="synthnews: 5-6 paragraph articles (for DCA)")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--seed", type=seed_number, default=0)
     down = data_sub.add_parser("download", help="download a real data set once (cached, checksummed)")
     down.add_argument("what", choices=["babi", "cnndm"])
     down.add_argument("--cache", type=Path, default=None, help="babi: cache folder (default $DCA_COURSE_CACHE "
                                                                "or ~/.cache/dca_course)")
     down.add_argument("--out", type=Path, default=None, help="cnndm: folder for the line files")
-    down.add_argument("--limit", type=int, default=None, help="cnndm: examples per split (default: all)")
+    down.add_argument("--limit", type=positive, default=None, help="cnndm: examples per split (default: all)")
     for command in (train, evaluate, score, profiles, gen, down):   # --debug also after the command
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="on an input error, show the traceback too")
@@ -107,34 +140,111 @@ def _print_json(result: dict) -> None:
     print(json.dumps(result, sort_keys=True), flush=True)
 
 
+def checked_device(choice: str | None):
+    """The device ``--device`` (or ``$DCA_DEVICE`` under ``auto``) names, refused in one line
+    before any work when it is not a device, or not one this machine has."""
+    import torch
+
+    named = choice not in (None, "", "auto")
+    name = choice if named else os.environ.get("DCA_DEVICE", "").strip()
+    if name not in ("", "auto"):
+        said = f"--device {name}" if named else f"DCA_DEVICE={name}"
+        try:
+            dev = torch.device(name)
+        except (RuntimeError, ValueError):
+            raise OptionError(f"{said}: not a device; use auto, cpu, cuda, cuda:N or mps") from None
+        if dev.type not in ("cpu", "cuda", "mps"):
+            raise OptionError(f"{said}: the course runs on auto, cpu, cuda, cuda:N or mps, not on {dev.type}")
+        if dev.type == "cpu" and dev.index not in (None, 0):
+            raise OptionError(f"{said}: the CPU has no devices to number; use --device cpu")
+        if dev.type == "cuda":
+            if not torch.cuda.is_available():
+                why = "this PyTorch is built without CUDA" if torch.version.cuda is None else "no CUDA GPU found"
+                raise OptionError(f"{said}: CUDA is not available on this machine ({why}); use --device cpu or auto")
+            count = torch.cuda.device_count()
+            if dev.index is not None and dev.index >= count:
+                raise OptionError(f"{said}: this machine has {count} CUDA device{'s' * (count != 1)} "
+                                  f"(cuda:0{f' .. cuda:{count - 1}' if count > 1 else ''})")
+        if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            raise OptionError(f"{said}: MPS (Apple's GPU) is not available on this machine; use --device cpu or auto")
+    return pick_device(choice)
+
+
+def writable_folder(folder: Path, what: str = "--out") -> list[Path]:
+    """Make ``folder`` (and the folders above it) and write and remove a file there, so that a
+    folder that cannot be written is refused before any work, not when the first checkpoint or
+    file is saved.  Returns the folders it made, deepest first (:func:`remove_made` undoes them)."""
+    folder = Path(folder)
+    made = [f for f in [folder, *folder.parents] if not os.path.lexists(f)]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        remove_made(made)
+        reasons = {errno.EEXIST: "a file of that name is there, not a folder",
+                   errno.ENOTDIR: "a file stands where a folder above it should be"}
+        reason = reasons.get(exc.errno, exc.strerror or str(exc))
+        where = f" ({exc.filename})" if exc.filename and Path(exc.filename) != folder else ""
+        raise OptionError(f"{what} {folder}: cannot write there: {reason}{where}") from None
+    return made
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove the folders :func:`writable_folder` made, where they are still empty."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def cmd_train(args) -> int:
     from .recipes import save_metrics
 
+    # Every argument is checked before any work: the device, the knobs' ranges (from the
+    # configuration), the pair of model and data, and the run folder; then the data is read.
     info = dist_info()
-    device = distributed_device(pick_device(args.device))
-    seed_everything(args.seed)
+    device = distributed_device(checked_device(args.device))
     recipe_cls = get_model(args.model)
     overrides = config_overrides(args, recipe_cls.config_class, CONFIGS, args.model)
     config = recipe_cls.config_class.from_profile(args.profile, overrides)
     recipe_cls.check_kind(spec_kind(args.data), args.data)     # refuse a pair before loading the data
-    data = load_data(args.data, config.data_profile, args.seed)
+    out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
+    made = writable_folder(out) if info.is_main else []
+    seed_everything(args.seed)
+    try:
+        data = load_data(args.data, config.data_profile, args.seed)
+    except BaseException:
+        remove_made(made)          # a refused run leaves no empty folder behind
+        raise
     if args.limit_train:
         data.limit_train(args.limit_train)
-    out = args.out or Path("runs") / re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{args.model}-{args.data}-seed{args.seed}")
-    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    result = recipe_cls(config).train(data, device, out, seed=args.seed, progress=not args.quiet,
-                                      resume=not args.fresh, log=log)
-    if info.is_main:
-        result.update(profile=config.profile, seed=args.seed, out=str(out), world_size=info.world_size)
+    log = None if args.quiet else (lambda msg: _say(msg))
+    with saving_goes_on(warn=lambda msg: _say(f"dca-course: warning: {msg}")) as unsaved:
+        result = recipe_cls(config).train(data, device, out, seed=args.seed, progress=not args.quiet,
+                                          resume=not args.fresh, log=log)
+    if not info.is_main:
+        return 0
+    result.update(profile=config.profile, seed=args.seed, out=str(out), world_size=info.world_size)
+    try:
         save_metrics(out, result)
-        _print_json(result)
+    except OSError as exc:
+        unsaved[str(Path(out) / "metrics.json")] = exc.strerror or str(exc)
+    _print_json(result)
+    if unsaved:
+        # The metrics are printed all the same: a finished training is never lost silently.
+        _error("the training finished and its metrics are printed above, but not saved: "
+               + "; ".join(f"{path} ({why})" for path, why in unsaved.items()))
+        return 1
     return 0
 
 
 def cmd_evaluate(args) -> int:
     from .recipes import load_run
 
-    device = pick_device(args.device)
+    device = checked_device(args.device)
     recipe, model, vocab, state = load_run(args.run, device)
     # the data it trained on, rebuilt with the same profile and seed (or another spec)
     spec = args.data or state["data"]
@@ -183,6 +293,7 @@ def cmd_data(args) -> int:
 
         if args.task not in TASK_NAMES:
             raise SpecError(f"bAbI has tasks 1..20, not {args.task}")
+        writable_folder(args.out / "en")
         train, test = load_generated(args.task, args.train, args.test, args.seed)   # as babi:TASK trains on
         stem = args.out / "en" / TASK_NAMES[args.task]
         write_babi(train, f"{stem}_train.txt")
@@ -191,6 +302,7 @@ def cmd_data(args) -> int:
     elif args.data_command == "generate":
         from .data.synthnews import load_synthnews
 
+        writable_folder(args.out)
         splits = load_synthnews(args.train, args.valid, args.test, seed=args.seed, long=args.long)
         for name, examples in zip(("train", "val", "test"), splits):
             write_line_files(args.out, name, examples)
@@ -198,6 +310,10 @@ def cmd_data(args) -> int:
     else:
         if args.what == "cnndm" and args.out is None:
             raise SpecError("data download cnndm needs --out FOLDER for the line files")
+        if args.out is not None:
+            writable_folder(args.out)
+        if args.what == "babi" and args.cache is not None:
+            writable_folder(args.cache, "--cache")
         try:
             if args.what == "babi":
                 from .data.babi import download_babi
@@ -229,6 +345,16 @@ def _train_model(argv: list) -> str | None:
 
 
 def main(argv=None) -> int:
+    configure_process()                    # first: PyTorch fixes its CPU kernels at the first tensor operation
+    stderr = sys.stderr
+    sys.stderr = _LineTracker(stderr)      # so that an error can start on a line of its own
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = stderr
+
+
+def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     model = _train_model(argv)
     parser = build_parser(model)
@@ -240,8 +366,8 @@ def main(argv=None) -> int:
                   for spelling in (flag_name(f.name), *f.metadata["flags"], "--no-" + f.name.replace("_", "-"))}
         foreign = sorted(f for f in flags if f in others)
         if model and foreign and not getattr(args, "debug", False):
-            print(f"dca-course: error: model {model!r} has no option {', '.join(foreign)} "
-                  f"(`python -m dca_course profiles {model}` lists its knobs)", file=sys.stderr)
+            _error(f"model {model!r} has no option {', '.join(foreign)} "
+                   f"(`python -m dca_course profiles {model}` lists its knobs)")
             return 2
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     commands = {"train": cmd_train, "evaluate": cmd_evaluate, "score": cmd_score, "data": cmd_data,
@@ -252,13 +378,72 @@ def main(argv=None) -> int:
         # Bad input (a file, a folder, a spec) is the user's to fix: one line, FILE:LINE: first
         # where the library knows them, and exit 2 as argparse does.  A bug is not caught here.
         if args.debug:
+            _end_progress_bars()
             raise
-        print(f"dca-course: error: {_one_line(exc)}", file=sys.stderr)
+        _error(_one_line(exc))
         return 2
     finally:
         import torch.distributed as dist
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
+
+
+class _LineTracker:
+    """``sys.stderr`` as it is, remembering whether what was written last ended a line (a
+    progress bar leaves the cursor after its text, or after the ``\\r`` that cleared it)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.last = "\n"
+
+    def write(self, text):
+        if text:
+            self.last = text[-1]
+        return self._stream.write(text)
+
+    def at_line_start(self) -> bool:
+        # after a cleared bar's "\\r" a terminal is at the start of an empty line; a file or a
+        # pipe still holds the bar's text on that line
+        return self.last == "\n" or (self.last == "\r" and self.isatty())
+
+    def isatty(self) -> bool:
+        return bool(getattr(self._stream, "isatty", lambda: False)())
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _say(text: str) -> None:
+    """A line on stderr, on a line of its own while progress bars are drawn."""
+    from tqdm import tqdm as std_tqdm
+
+    with std_tqdm.external_write_mode(file=sys.stderr):
+        _new_line()
+        print(text, file=sys.stderr, flush=True)
+
+
+def _error(text: str) -> None:
+    """``dca-course: error: TEXT`` on a line of its own, after any progress bar."""
+    _end_progress_bars()
+    _new_line()
+    print(f"dca-course: error: {text}", file=sys.stderr, flush=True)
+
+
+def _new_line() -> None:
+    if isinstance(sys.stderr, _LineTracker) and not sys.stderr.at_line_start():
+        sys.stderr.write("\n")
+
+
+def _end_progress_bars() -> None:
+    """Close the bars an error interrupted (a finished one draws its last state and a line end,
+    an unfinished one clears its line), so that nothing is drawn after the error."""
+    from tqdm import tqdm as std_tqdm
+
+    for bar in list(getattr(std_tqdm, "_instances", ())):
+        try:
+            bar.close()
+        except Exception:       # a bar whose stream is gone has nothing left to draw
+            pass
 
 
 def _one_line(exc: BaseException) -> str:

@@ -11,3 +11,8 @@ from __future__ import annotations
 
 class InputError(ValueError):
     """Bad input: a file, a folder, a data spec or an option the user gave."""
+
+
+class OptionError(InputError):
+    """An option of the command line that cannot work here: a number out of its range, a device
+    this machine does not have, a run folder that cannot be written."""

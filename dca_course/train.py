@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -37,9 +38,43 @@ class CheckpointError(InputError):
 
 
 # -- atomic files: dca_course.io (imported here, where checkpoints are written) -------------
-def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
-    """Save a dict of tensors, numbers, strings, lists and dicts atomically."""
-    return atomic_write(path, lambda tmp: torch.save(state, tmp))
+#: Inside :func:`saving_goes_on`: the checkpoints not saved so far (path -> why), and what to tell
+#: the user when one fails; None outside it, where a failed save raises.
+_UNSAVED: dict | None = None
+_WARN: Callable[[str], None] | None = None
+
+
+def save_checkpoint(path: str | os.PathLike, state: dict) -> Path | None:
+    """Save a dict of tensors, numbers, strings, lists and dicts atomically.
+
+    Inside :func:`saving_goes_on`, a save that fails (a full disk, a folder removed) is recorded
+    and training goes on; the file's next save that succeeds takes it off the record."""
+    if _UNSAVED is None:
+        return atomic_write(path, lambda tmp: torch.save(state, tmp))
+    try:
+        saved = atomic_write(path, lambda tmp: torch.save(state, tmp))
+    except OSError as exc:
+        if str(path) not in _UNSAVED and _WARN is not None:
+            _WARN(f"could not save {path} ({exc.strerror or exc}); training goes on, and says at the end "
+                  "what was not saved")
+        _UNSAVED[str(path)] = exc.strerror or str(exc)
+        return None
+    _UNSAVED.pop(str(path), None)
+    return saved
+
+
+@contextmanager
+def saving_goes_on(warn: Callable[[str], None] | None = None):
+    """Within it, a checkpoint that cannot be saved does not end the training: the command line
+    trains, scores and prints the metrics, then says what was not saved (never losing a finished
+    training to a full disk).  Yields the record, ``{path: why}``, of checkpoints not saved."""
+    global _UNSAVED, _WARN
+    outer = _UNSAVED, _WARN
+    _UNSAVED, _WARN = {}, warn
+    try:
+        yield _UNSAVED
+    finally:
+        _UNSAVED, _WARN = outer
 
 
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:

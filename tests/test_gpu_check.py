@@ -68,6 +68,15 @@ def test_script_is_valid_bash_and_wired_into_make():
     assert "make gpu-check" in (ROOT / "CONTRIBUTING.md").read_text()
 
 
+def test_script_runs_in_a_copy_of_the_tracked_files():
+    """A folder that git does not track (left in a GPU machine's copy of the checkout) must not reach the
+    check: the script copies the tracked files to a scratch folder and runs every part from there."""
+    script = (ROOT / "tools" / "gpu_check.sh").read_text()
+    copy = script.index("git -C \"$CHECKOUT\" ls-files -z")
+    assert script.index('ROOT="$SCRATCH/src"') < copy < script.index('cd "$ROOT"') < script.index("part bench &&")
+    assert 'PYTHONPATH="$ROOT' in script and "cd \"$(dirname \"$0\")/..\"\nCHECKOUT=$PWD" in script
+
+
 def test_report_keeps_the_notebooks_gpu_timings(tmp_path):
     logs = _logs(tmp_path / "logs")
     (logs / "executed").mkdir()

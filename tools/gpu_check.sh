@@ -9,17 +9,18 @@
 #      command line on CUDA (RL from the DCA's MLE run included);
 #   3. results/gpu.md from the logs (tools/gpu_report.py): device, driver, PyTorch and CUDA,
 #      per-notebook result and wall time, the benchmarks, the command lines, the notebooks' GPU timings.
-# Logs go to $OUT (default runs/gpu-check), with a copy of gpu.md. A dry run of the script itself on a machine
+# It runs in a scratch copy of the tracked files. Logs go to $OUT (default runs/gpu-check), with a copy of gpu.md. A dry run of the script itself on a machine
 # without a GPU: GPU_CHECK_DEVICE=cpu NOTEBOOKS=notebooks/00_welcome.ipynb REPORT=/tmp/gpu.md bash tools/gpu_check.sh
 # PARTS (default "bench notebooks unit cli") and NOTEBOOKS run a part of it again. Python: $PYTHON, else
 # .venv/bin/python when it sees CUDA, else python3. Where the course's Python packages are missing (an offline GPU machine: jupyter,
 # nbval, rouge-score, ...), put their wheels in .whl/ first: they are installed into a scratch folder.
 set -u
 cd "$(dirname "$0")/.."
-ROOT=$PWD
+CHECKOUT=$PWD
 OUT=${OUT:-runs/gpu-check}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 REPORT=${REPORT:-results/gpu.md}
+mkdir -p "$(dirname "$REPORT")" && REPORT="$(cd "$(dirname "$REPORT")" && pwd)/$(basename "$REPORT")"
 DEVICE=${GPU_CHECK_DEVICE:-cuda}
 NOTEBOOKS=${NOTEBOOKS:-notebooks/*.ipynb}
 PARTS=${PARTS:-bench notebooks unit cli}
@@ -30,15 +31,24 @@ if [ -z "${PYTHON:-}" ]; then
     PYTHON=.venv/bin/python
   fi
 fi
+case "$PYTHON" in */*) PYTHON="$(cd "$(dirname "$PYTHON")" && pwd)/$(basename "$PYTHON")";; esac
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
-if ls .whl/*.whl >/dev/null 2>&1; then
-  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SCRATCH/site" .whl/*.whl || exit 1
+# Everything runs in a copy of the files a clean clone has (git's tracked files, as they are in this checkout):
+# a folder or module left here that git does not track (an old run, a stale package folder) cannot change a test.
+ROOT="$SCRATCH/src"
+mkdir -p "$ROOT"
+git -C "$CHECKOUT" ls-files -z | (cd "$CHECKOUT" && tar --null -T - --ignore-failed-read -cf - 2>/dev/null) \
+  | tar -xf - -C "$ROOT" || { echo "gpu-check: could not copy the tracked files"; exit 2; }
+if ls "$CHECKOUT"/.whl/*.whl >/dev/null 2>&1; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SCRATCH/site" \
+    "$CHECKOUT"/.whl/*.whl || exit 1
   export PYTHONPATH="$SCRATCH/site:$ROOT"
 else
   export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+cd "$ROOT"
 L="$OUT/logs"; rm -rf "$L"; mkdir -p "$L"
 STARTED=$(date +%s)
 

@@ -65,8 +65,30 @@ DMN_CODE = TRAINING_CODE + ["dca_course/models/dmn.py", "dca_course/models/dmn_g
 
 def repo_path(path) -> str:
     """``path`` as results store it: relative to the repository (``../shared/data/babi`` for a
-    folder beside the checkout), never absolute, so that a results file names no home folder."""
-    return Path(os.path.relpath(Path(path).expanduser().resolve(), ROOT)).as_posix()
+    folder beside the checkout), never absolute, so that a results file names no home folder.
+
+    Symbolic links are kept as written: a ``../shared`` that links to another disk is stored as
+    ``../shared/...``, not as the path to where the link points (``../../../mnt/.../shared``),
+    which would differ from one machine to the next."""
+    written = Path(os.path.abspath(Path(path).expanduser()))     # `..` folded, links left alone
+    # The repository's folder and the ones above it, each against the folders above `path` as
+    # written: the first pair that is the same folder (however either is spelled) is where the
+    # relative path starts.
+    for ups, root in enumerate([ROOT, *ROOT.parents]):
+        for above in [written, *written.parents]:
+            if _same_folder(above, root):
+                rest = written.relative_to(above).as_posix()
+                return "/".join([".."] * ups + ([rest] if rest != "." else [])) or "."
+    return Path(os.path.relpath(written, ROOT)).as_posix()      # not reached: `/` is above both
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:          # one of them does not exist
+        return False
 
 
 def git_commit() -> tuple[str | None, bool]:

@@ -21,20 +21,90 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from ..data.dataset import SpecError
+from ..data.vocab import SPECIALS
 
 PROFILES = ("fast", "full")
 
 
+@dataclass(frozen=True)
+class Range:
+    """The values a number knob may take: from ``low`` to ``high`` (either end ``None``: open),
+    ``low_open``/``high_open`` leave that end itself out.  Not a number (nan) and infinities are
+    never in a range; ``None`` (for a knob that allows it) is not a number and not checked."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def __contains__(self, value) -> bool:
+        value = float(value)
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or (value < self.high or (not self.high_open and value == self.high))
+
+    def __str__(self) -> str:
+        low = None if self.low is None else f"{'above' if self.low_open else 'at least'} {_number(self.low)}"
+        high = None if self.high is None else f"{'below' if self.high_open else 'at most'} {_number(self.high)}"
+        return " and ".join(part for part in (low, high) if part) or "a finite number"
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def at_least(low: float) -> Range:
+    return Range(low=low)
+
+
+def above(low: float) -> Range:
+    return Range(low=low, low_open=True)
+
+
+def fraction(*, one: bool = True) -> Range:
+    """From 0 to 1; ``one=False`` leaves 1 out (a dropout of 1 drops everything)."""
+    return Range(low=0, high=1, high_open=not one)
+
+
+#: The ranges of the knobs that the recipe modules and their knob groups declare, by name: a name
+#: means the same thing in every model (``hidden_size`` is a state size wherever it is), so one
+#: table gives them all.  A knob's own ``valid=`` wins over this table; a number knob in neither is
+#: an error of the configuration (``tests/test_cli_ranges.py`` checks that every one has a range).
+KNOB_RANGES: dict[str, Range] = dict(
+    # sizes and lengths
+    emb_size=at_least(1), hidden_size=at_least(1), attn_size=at_least(1), max_src=at_least(1),
+    max_tgt=at_least(1), max_decode=at_least(1), min_decode=at_least(0), max_facts=at_least(1),
+    vocab_size=at_least(len(SPECIALS) + 1),          # the special tokens count in it: one word at least
+    # decoding
+    beam_size=at_least(1), eval_batch_size=at_least(1), length_penalty=at_least(0),
+    # the pointer-generator's coverage
+    coverage_weight=at_least(0), coverage_epochs=at_least(0),
+    # DCA
+    agents=at_least(1), context_layers=at_least(0), cohesion=at_least(0), rl_epochs=at_least(1),
+    rl_lr=above(0), rl_batch_size=at_least(1), rl_train=at_least(1), gamma=fraction(),
+    reward_discount=fraction(), rl_samples=at_least(1),
+    # the DMN
+    dmn_passes=at_least(0), max_passes=at_least(1), gate_weight=at_least(0), dropout=fraction(one=False),
+    weight_decay=at_least(0), val_fraction=fraction(one=False), patience=at_least(0),
+    ceiling_patience=at_least(0), lr_patience=at_least(0), cpu_threads=at_least(1),
+)
+
+
 def knob(default: Any, help: str, *, flags: tuple = (), choices: tuple | None = None,
-         metavar: str | None = None, flag: bool = True) -> Any:
+         metavar: str | None = None, flag: bool = True, valid: Range | None = None) -> Any:
     """A configuration field with its one-line ``help``; ``flags`` are extra spellings of its
-    command-line flag (``--dmn-variant`` also as ``--variant``), ``flag=False`` gives it none."""
-    meta = {"help": help, "flags": tuple(flags), "choices": choices, "metavar": metavar, "flag": flag}
+    command-line flag (``--dmn-variant`` also as ``--variant``), ``flag=False`` gives it none;
+    ``valid``: the values a number knob may take (default: its name's in :data:`KNOB_RANGES`)."""
+    meta = {"help": help, "flags": tuple(flags), "choices": choices, "metavar": metavar, "flag": flag,
+            "valid": valid}
     return field(default=default, metadata=meta)
 
 
@@ -64,12 +134,12 @@ class RecipeConfig:
     """The knobs every recipe has: the training loop's."""
 
     profile: str = knob("fast", "the profile these values started from (it also sizes the data)", flag=False)
-    epochs: int = knob(4, "override the profile's epochs")
-    batch_size: int = knob(64, "override the profile's batch size (per process)")
-    lr: float = knob(3e-3, "override the profile's learning rate (Adam)")
-    clip: float = knob(1.0, "max global gradient norm (0: no clipping)")
+    epochs: int = knob(4, "override the profile's epochs", valid=at_least(1))
+    batch_size: int = knob(64, "override the profile's batch size (per process)", valid=at_least(1))
+    lr: float = knob(3e-3, "override the profile's learning rate (Adam)", valid=above(0))
+    clip: float = knob(1.0, "max global gradient norm (0: no clipping)", valid=at_least(0))
     time_limit: float | None = knob(None, "stop training after the epoch that crosses this many seconds "
-                                          "(dmn: per bAbI task)", metavar="SECONDS")
+                                          "(dmn: per bAbI task)", metavar="SECONDS", valid=above(0))
 
     #: ``FAST``: the fast profile's changes to the field defaults; ``FULL``: the full profile's to fast's
     FAST: ClassVar[dict] = {}
@@ -90,10 +160,34 @@ class RecipeConfig:
         if unknown:
             raise SpecError(f"{cls.__name__} has no option {', '.join(unknown)}; it has "
                             f"{', '.join(sorted(cls.field_names()))}")
+        cls.check_ranges(given)       # the values given, named as given, before anything is built
         base, changes = (cls.NAMED[name][0], cls.NAMED[name][1]) if name in cls.NAMED else (name, {})
         values = {**cls.FAST, **(cls.FULL if base == "full" else {}), **changes}
         base = cls(profile=name, **values)
-        return replace(base, **cls.implied_overrides(base, given))
+        config = replace(base, **cls.implied_overrides(base, given))
+        cls.check_ranges(config.to_dict())     # and what they imply (--rl's rl_lr becomes lr)
+        return config
+
+    # -- the values a knob may take ---------------------------------------------------------------
+    @classmethod
+    def number_knobs(cls) -> dict:
+        """``{name: its Range or None}`` for every int and float knob (not the switches)."""
+        hints = typing.get_type_hints(cls)
+        return {f.name: f.metadata.get("valid") or KNOB_RANGES.get(f.name) for f in fields(cls)
+                if _flag_type(hints[f.name]) in (int, float)}
+
+    @classmethod
+    def check_ranges(cls, values: dict) -> None:
+        """Refuse, in one line naming the flag, a number knob's value outside its range (not a
+        number and infinities always).  ``None`` (a knob's "not set") is not checked."""
+        numbers = cls.number_knobs()
+        for name, value in values.items():
+            if name not in numbers or value is None or isinstance(value, bool):
+                continue
+            valid = numbers[name] or Range()
+            if value not in valid:
+                shown, finite = (_number(value), "") if math.isfinite(value) else (value, "a finite number, ")
+                raise SpecError(f"{flag_name(name)} {shown}: must be {finite}{valid}")
 
     @classmethod
     def implied_overrides(cls, base, given: dict) -> dict:
