@@ -57,6 +57,7 @@ def _model_and_data(args, device):
 
 
 def main(argv=None) -> dict:
+    dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", default=None, help="a training run folder (uses its model and vocabulary)")
     parser.add_argument("--model", default="pointer-generator", choices=["pointer-generator", "copynet", "seq2seq"])

@@ -49,6 +49,7 @@ def lstm_floor(config, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
 
 
 def main(argv=None) -> dict:
+    dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
     parser.add_argument("--steps", type=int, default=10, help="timed steps per round (after 2 warm-up steps)")

@@ -122,6 +122,7 @@ def run_onmt(onmt_bin: Path, config: Path, threads: int, log_path: Path) -> str:
 
 
 def main(argv=None) -> dict:
+    dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--onmt-bin", type=Path, default=os.environ.get("ONMT_BIN"),
                         help="the folder holding onmt_train and onmt_build_vocab (or set ONMT_BIN)")

@@ -235,6 +235,7 @@ def markdown(result: dict) -> str:
 
 
 def main(argv=None) -> dict:
+    dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
     parser.add_argument("--steps", type=int, default=6, help="training steps per round and per profile")

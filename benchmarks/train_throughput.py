@@ -25,6 +25,7 @@ import dca_course
 
 
 def main(argv=None) -> dict:
+    dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
     parser.add_argument("--batch-size", type=int, default=None)

@@ -7,7 +7,8 @@ Three functions start every notebook:
   With ``DCA_DEVICE_CHECK=1`` on a machine without a GPU, it returns a checked stand-in for one
   (:mod:`dca_course.device_check`), so that ``make device-check`` catches GPU mistakes there.
 * :func:`seed_everything` seeds Python, NumPy and PyTorch so runs repeat exactly.
-* :func:`setup` does both and sets print and plot defaults.  Its seed comes from the
+* :func:`setup` does both, sets print and plot defaults and the process's settings
+  (:func:`configure_process`: importing the package changes no global state).  Its seed comes from the
   environment variable ``DCA_SEED`` (default 0), so every notebook can be run on another seed
   unchanged: ``DCA_SEED=1 make notebooks``.  :func:`run_seed` tells a notebook which seed that is.
 
@@ -20,17 +21,8 @@ import os
 import platform
 import random
 
-# Stored notebook outputs must come out the same on every x86 machine.  PyTorch's own CPU
-# kernels pick their vector width from the processor (AVX2 or AVX-512), and the two add floats
-# in different orders: after a minute of training the printed metrics differ in the second
-# decimal.  Pinning AVX2 (which every x86 machine of the last decade has) removes that; it is
-# read when the first tensor operation runs, so it must be set before any.  Set
-# ATEN_CPU_CAPABILITY yourself (e.g. to "default" or "avx512") to override it.
-if platform.machine().lower() in ("x86_64", "amd64"):
-    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
 
 def _keep_freed_memory() -> bool:
@@ -59,11 +51,37 @@ def _keep_freed_memory() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024)) and bool(mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024))
 
 
-_keep_freed_memory()
+def _pin_cpu_kernels() -> str:
+    """Pin PyTorch's CPU kernels to AVX2 on an x86 processor unless ``ATEN_CPU_CAPABILITY`` is
+    already set (yours wins: ``default``, ``avx512``...); returns the variable's value ("" where
+    it stays unset).
+
+    Stored notebook outputs must come out the same on every x86 machine.  PyTorch's own CPU
+    kernels pick their vector width from the processor (AVX2 or AVX-512), and the two add floats
+    in different orders: after a minute of training the printed metrics differ in the second
+    decimal.  Pinning AVX2, which every x86 machine of the last decade has, removes that.
+    PyTorch reads the variable once, at the first tensor operation of the process (importing
+    ``torch`` or ``dca_course`` runs none), so it must be set before any.
+    """
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+    return os.environ.get("ATEN_CPU_CAPABILITY", "")
+
+
+def configure_process() -> None:
+    """The process-wide settings every run of the course shares: PyTorch's CPU kernels pinned to
+    AVX2 on x86 (:func:`_pin_cpu_kernels`) and freed memory kept for reuse
+    (:func:`_keep_freed_memory`).  Importing ``dca_course`` changes nothing; :func:`setup` calls
+    this, and so does every script that computes without it (the command line, the experiments,
+    the benchmarks, the unit tests' ``conftest.py``), as its first step: the kernels' width is
+    fixed at the first tensor operation, so a call after one leaves it as it was."""
+    _pin_cpu_kernels()
+    _keep_freed_memory()
+
 
 __version__ = "0.1.0"
 
-__all__ = ["device", "run_seed", "seed_everything", "setup", "__version__"]
+__all__ = ["configure_process", "device", "run_seed", "seed_everything", "setup", "__version__"]
 
 
 def device(prefer: str | None = None) -> torch.device:
@@ -122,7 +140,8 @@ def run_seed() -> int:
 
 
 def setup(seed: int | None = None, *, plots: bool = True, threads: int | None = 1) -> torch.device:
-    """Prepare a notebook: seed everything, set print and plot defaults, choose a device.
+    """Prepare a notebook: the process's settings (:func:`configure_process`), then seed everything,
+    set print and plot defaults, choose a device.  Call it before any tensor operation.
 
     ``seed`` defaults to :func:`run_seed` (``$DCA_SEED``, else 0).  The device is returned, not
     printed, so that a cell prints the same words on a laptop and on a GPU machine.
@@ -132,6 +151,7 @@ def setup(seed: int | None = None, *, plots: bool = True, threads: int | None = 
     the same seed would give other trained numbers on a machine with another core count.
     ``threads=None`` keeps PyTorch's choice.
     """
+    configure_process()
     seed_everything(run_seed() if seed is None else seed)
     if threads:
         torch.set_num_threads(threads)

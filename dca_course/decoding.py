@@ -1,4 +1,5 @@
-"""Decoding: teacher forcing, greedy search, sampling and beam search over the extended vocabulary.
+"""Decoding: greedy search, sampling and beam search over the extended vocabulary (teacher forcing,
+the models' forward pass, is :mod:`dca_course.models.teacher_forcing`).
 
 Every decoder of the course speaks one protocol (see :mod:`dca_course.models`):
 
@@ -26,7 +27,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .nn.copying import extended_to_vocab
+from .data.vocab import extended_to_vocab
+
 
 @dataclass
 class Decoded:
@@ -42,31 +44,6 @@ def decoder_input(model, ids: torch.Tensor) -> torch.Tensor:
     if getattr(model, "extended_vocab", False):
         return ids
     return extended_to_vocab(ids, model.vocab_size, getattr(model, "unk_id", 1))
-
-
-# -- teacher forcing ------------------------------------------------------------------------------
-
-def teacher_inputs(batch) -> torch.Tensor:
-    """What the decoder reads under teacher forcing: ``<s>`` and the reference words but the last,
-    (batch, T), in extended ids (a copying model must know which OOV word it wrote)."""
-    return torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], dim=1)   # <s> y1 .. y_{T-1}
-
-
-def teacher_forcing(model, batch) -> dict:
-    """Run the decoder over :func:`teacher_inputs`, ``model.step`` once per reference word, and stack
-    what every step returns: ``log_probs`` (batch, T, width) and each ``info`` entry as
-    (batch, T, ...).  The forward pass of the pointer-generator, CopyNet and DCA, as the papers
-    define it.  (:func:`dca_course.fast.teacher_forcing` computes the same values, faster, with the
-    recurrence in one loop and the output layers once for all steps.)"""
-    state = model.encode(batch)
-    y_prev = teacher_inputs(batch)
-    outs: dict[str, list] = {"log_probs": []}
-    for t in range(y_prev.size(1)):
-        lp, state, info = model.step(y_prev[:, t], state)
-        outs["log_probs"].append(lp)
-        for k, v in info.items():
-            outs.setdefault(k, []).append(v)
-    return {k: torch.stack(v, dim=1) for k, v in outs.items()}
 
 
 # -- searches -------------------------------------------------------------------------------------

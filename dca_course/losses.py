@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from .nn.copying import coverage_terms, extended_to_vocab
+from .data.vocab import extended_to_vocab
 
 REDUCTIONS = ("token", "sequence")
 
@@ -46,15 +46,33 @@ def sequence_nll(log_probs: torch.Tensor, targets: torch.Tensor, mask: torch.Ten
     return reduce_tokens(nll, mask, reduction)
 
 
+# -- coverage (See et al. 2017, section 2.3): the pointer-generator's recipe and notebook 05's exercises --
+
+def coverage_terms(attn: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
+    """See et al.'s eq. (12): covloss_t = sum_i min(a^t_i, c^t_i), one number per step.
+
+    attn (..., src_len) the attention a^t, coverage (..., src_len) c^t = sum_{t' < t} a^{t'}
+    (eq. 10), both as the pointer-generator returns them.  Returns (...): for one step (batch,),
+    for all steps (batch, T)."""
+    return torch.minimum(attn, coverage).sum(dim=-1)
+
+
 def coverage_loss(attn: torch.Tensor, coverage: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """See et al. 2017, eq. (12): sum_i min(a^t_i, c^t_i), averaged over real target tokens.
 
     attn (batch, steps, src_len): the attention a^t of each step; coverage (batch, steps,
     src_len): c^t = sum_{t' < t} a^{t'} (eq. 10), the attention paid *before* step t; mask
     (batch, steps): True at real target positions.  The total loss of eq. (13) is
-    ``sequence_nll(...) + lam * coverage_loss(...)``.
+    :func:`nll_with_coverage`.
     """
     return reduce_tokens(coverage_terms(attn, coverage), mask, "token")   # the terms: (batch, steps)
+
+
+def nll_with_coverage(nll: torch.Tensor, cov_loss: torch.Tensor, lam: float) -> torch.Tensor:
+    """See et al. 2017, eq. (13): loss = -log P(w*_t) + lambda sum_i min(a^t_i, c^t_i), both
+    averaged over the real target tokens: ``nll`` from :func:`sequence_nll` (or
+    :func:`teacher_forced_nll`), ``cov_loss`` from :func:`coverage_loss`."""
+    return nll + lam * cov_loss
 
 
 # -- Deep Communicating Agents: semantic cohesion, self-critical RL, the mixed loss ----------------
@@ -172,8 +190,8 @@ def mixed_loss(rl_loss: torch.Tensor, mle_loss: torch.Tensor, gamma: float) -> t
     shares as per-token means when samples and references are about as long; only the overall
     scale (x the mean length) differs, which Adam mostly ignores but gradient clipping does not.
 
-    Mixing a *summed* L_RL with a *per-token* L_MLE (this library before; ``DCARecipe``'s
-    ``loss_reduction="legacy"``) multiplies the RL side by the mean sample length T: a share of
+    Mixing a *summed* L_RL with a *per-token* L_MLE (``DCARecipe``'s ``loss_reduction="legacy"``,
+    which ``experiments/rl_diagnostics.py`` measures) multiplies the RL side by the mean sample length T: a share of
     (1 - gamma) ||g_MLE|| / (gamma T ||g_RL||), measured ~3.5% at gamma = 0.97 with T ~ 36 words,
     halving whenever the summaries double in length.
 
@@ -196,9 +214,13 @@ def rouge_reward(pred_tokens, ref_text: str, kind: str = "rougeL") -> float:
     """The reward r(y): ROUGE F1 in [0, 1] of a token list against a reference text, computed
     by rouge-score with the Porter stemmer (as :mod:`dca_course.metrics` does, without the x100).
 
-    ``kind`` is a rouge-score type (``rougeL`` by default, the DCA paper's reward; ``rouge1``,
-    ``rouge2``, ``rougeLsum``).  The prediction is given one sentence a line, so ``rougeLsum``
-    sees its sentences; ``ref_text`` should hold the reference's sentences on separate lines.
+    ``kind`` is a rouge-score type: ``rougeL`` by default, the longest common subsequence of the
+    two texts each read as one sequence of words, which is not the papers' ROUGE-L (the DCA
+    paper's reward and the figures the papers report are the summary-level ROUGE-L, a union of
+    longest common subsequences sentence by sentence: rouge-score's ``rougeLsum``); or
+    ``rouge1``, ``rouge2``, ``rougeLsum``.  The prediction is given one sentence a line, so
+    ``rougeLsum`` sees its sentences; ``ref_text`` should hold the reference's sentences on
+    separate lines.
     """
     from .metrics import sentences_to_text
 

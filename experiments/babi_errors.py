@@ -51,6 +51,9 @@ def first_hop_ambiguity(folder: Path) -> tuple[int, int, int]:
 
 
 def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/")
     parser.add_argument("runs", type=Path, help="a folder of babi_real.py run folders task01 ... task20")

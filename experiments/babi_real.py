@@ -120,6 +120,9 @@ def _run_task(task: int, folder: str, overrides: dict, out: str, seed: int,
 
 
 def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all")

@@ -357,6 +357,9 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
 
 
 def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
     parser.add_argument("step", choices=("select", "final"), help="select on held-out stories, or the final row")

@@ -49,6 +49,7 @@ def lead3(examples) -> dict:
 
 def run_one(args, seed: int, input_feeding: bool) -> dict:
     """Train one pointer-generator + coverage (one seed, input feeding on or off) and score it."""
+    dca_course.configure_process()      # a spawned worker: its own process, its own settings
     torch.set_num_threads(args.threads)
     device = dca_course.device(args.device)
     dca_course.seed_everything(seed)
@@ -84,6 +85,7 @@ def mean_spread(values: list[float]) -> tuple[float, float]:
 
 
 def main(argv=None) -> dict:
+    dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="a folder holding test.source and test.target(.sents.tsv)")
     parser.add_argument("--epochs", type=int, default=2, help="epochs without coverage (then one with it)")

@@ -206,6 +206,9 @@ def inspect(folder: Path, pg400: Path | None = None) -> None:
 
 
 def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("make").add_argument("run", type=Path)

@@ -103,6 +103,9 @@ def table(rows: dict) -> str:
 
 
 def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "runs" / "copying")
     parser.add_argument("--no-notebook", action="store_true", help="skip the notebook's live models")

@@ -280,6 +280,9 @@ def parse_config(text: str) -> tuple:
 
 
 def main(argv=None) -> None:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--init", type=Path, required=True,
                     help="a dca run folder (MLE) to start every configuration from")

@@ -198,6 +198,9 @@ def paired_table(rows: list, seeds: list) -> str:
 
 
 def main(argv=None) -> dict:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "runs" / "bench")

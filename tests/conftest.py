@@ -3,6 +3,9 @@ a second thread only fights other processes for the cores (and changes float sum
 import pytest
 import torch
 
+import dca_course
+
+dca_course.configure_process()   # before any test's first tensor operation: AVX2 kernels, as the notebooks
 torch.set_num_threads(1)
 
 

@@ -47,13 +47,123 @@ def test_distribution_over_extended_vocab_sums_to_one_and_matches_steps(name):
     assert batch.n_oov == 2
     assert out["log_probs"].shape == (3, T, len(vocab) + 2)
     assert torch.allclose(out["log_probs"].exp().sum(-1), torch.ones(3, T), atol=1e-5)
-    # stepping with the extended reference words gives the teacher-forced distributions
-    state = model.encode(batch)
-    y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], 1)
-    assert (y_prev >= len(vocab)).any()                      # a copied OOV word is fed back
-    for t in range(T):
-        lp, state, _ = model.step(y_prev[:, t], state)
-        assert torch.allclose(lp, out["log_probs"][:, t], atol=1e-6)
+
+
+def lstm_cell_by_hand(cell, x, h, c):
+    """One LSTM step from its four gates (PyTorch's order i, f, g, o), one example at a time."""
+    gates = cell.weight_ih @ x + cell.bias_ih + cell.weight_hh @ h + cell.bias_hh
+    i, f, g, o = gates.chunk(4)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def pointer_generator_step_by_hand(model, b, y, h, c, context, coverage, keys, length, src_ext):
+    """See et al.'s step for example ``b`` from the equations, word by word (input feeding on):
+    x_t = W_x [E y; h*_{t-1}], s_t = LSTM(x_t), e_i = v^T tanh(W_h h_i + W_s s_t + w_c c_i + b_attn)
+    (1)/(11), a = softmax(e) over the source's words (2), h* = sum_i a_i h_i (3), P_vocab (4),
+    p_gen (8) and P(w) = p_gen P_vocab(w) + (1 - p_gen) sum_{i: w_i = w} a_i (9).  Returns P and the
+    next (h, c, h*, c^{t+1})."""
+    V = model.vocab_size
+    e_y = model.embedding.weight[y if y < V else model.unk_id]
+    x = model.input_proj.weight @ torch.cat([e_y, context]) + model.input_proj.bias
+    s, c = lstm_cell_by_hand(model.cell, x, h, c)
+    att = model.attention
+    scores = []
+    for i in range(length):
+        feat = att.W_h.weight @ keys[i] + att.W_s.weight @ s + att.W_s.bias
+        if model.coverage:
+            feat = feat + att.w_c.weight[:, 0] * coverage[i]
+        scores.append(att.v.weight[0] @ torch.tanh(feat))
+    a = torch.softmax(torch.stack(scores), 0)
+    h_star = sum(a[i] * keys[i] for i in range(length))
+    p_vocab = torch.softmax(model.out.weight @ (model.out_hidden.weight @ torch.cat([s, h_star])
+                                                + model.out_hidden.bias) + model.out.bias, 0)
+    p_gen = torch.sigmoid(model.p_gen_linear.weight[0] @ torch.cat([h_star, s, x]) + model.p_gen_linear.bias[0])
+    P = torch.zeros(V + 2)
+    P[:V] = p_gen * p_vocab
+    for i in range(length):
+        P[src_ext[i]] += (1 - p_gen) * a[i]
+    new_coverage = coverage.clone()
+    new_coverage[:length] += a
+    return P, (s, c, h_star, new_coverage)
+
+
+@pytest.mark.parametrize("name", ["pointer-gen", "pointer-gen+cov"])
+def test_pointer_generator_step_is_the_papers_equations_computed_by_hand(name):
+    """Two steps of ``model.step`` against See et al.'s equations computed word by word above, with
+    w_c set away from zero so that coverage (eqs. 10-11) moves the attention of the second step,
+    and the second step reading a copied OOV word as UNK (the encoder is not what this checks)."""
+    vocab, batch = _batch()
+    model = _models(len(vocab))[name].eval()
+    with torch.no_grad():
+        model.attention.w_c.weight.copy_(torch.linspace(-2.0, 2.0, model.attention.w_c.weight.numel()).view(-1, 1))
+        state = model.encode(batch)
+        lengths = batch.src_mask.sum(1).tolist()
+        mine = [(state["h"][b], state["c"][b], state["context"][b], state["coverage"][b]) for b in range(3)]
+        y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], 1)
+        assert (y_prev[:, 1] >= len(vocab)).any()                       # a copied OOV word is read
+        for t in range(2):
+            lp, state, _ = model.step(y_prev[:, t], state)
+            for b in range(3):
+                P, mine[b] = pointer_generator_step_by_hand(model, b, int(y_prev[b, t]), *mine[b], state["keys"][b],
+                                                            lengths[b], batch.src_ext[b].tolist())
+                assert torch.allclose(lp[b].exp(), P, atol=1e-6), (name, t, b)
+
+
+def copynet_step_by_hand(model, y, s, copy_prev, keys, length, src_ext):
+    """Gu et al.'s step for one example from the equations, position by position: the selective read
+    zeta = sum_j rho_j h_j, rho_j = p(x_j, c) / K where x_j = y_{t-1} (9); the attentive read c_t with
+    s_{t-1}; s_t = GRU([e(y); zeta; c_t], s_{t-1}); psi_g = W_o s_t (7), psi_c(x_j) = tanh(h_j^T W_c) s_t
+    (8); one softmax over both modes (5), (6), a word's two modes and repeated positions added (4).
+    Returns P and (s_t, p(x_j, c) of this step)."""
+    V = model.vocab_size
+    where = [j for j in range(length) if src_ext[j] == y]
+    K = sum(copy_prev[j] for j in where)
+    zeta = sum((copy_prev[j] / K * keys[j] for j in where), torch.zeros(keys.size(1))) if where and K > 0 \
+        else torch.zeros(keys.size(1))
+    att = model.attention
+    a = torch.softmax(torch.stack([att.v.weight[0] @ torch.tanh(att.W_h.weight @ keys[j] + att.W_s.weight @ s
+                                                                + att.W_s.bias) for j in range(length)]), 0)
+    context = sum(a[j] * keys[j] for j in range(length))
+    x = torch.cat([model.embedding.weight[y if y < V else model.unk_id], zeta, context])
+    cell, H = model.cell, s.numel()
+    gi, gh = cell.weight_ih @ x + cell.bias_ih, cell.weight_hh @ s + cell.bias_hh       # r, z, n
+    r, z = torch.sigmoid(gi[:H] + gh[:H]), torch.sigmoid(gi[H:2 * H] + gh[H:2 * H])
+    n = torch.tanh(gi[2 * H:] + r * gh[2 * H:])
+    s = (1 - z) * n + z * s
+    psi_g = model.W_o.weight @ s + model.W_o.bias
+    psi_c = torch.stack([torch.tanh(model.W_c.weight @ keys[j] + model.W_c.bias) @ s for j in range(length)])
+    Z = psi_g.exp().sum() + psi_c.exp().sum()
+    P = torch.zeros(V + 2)
+    P[:V] = psi_g.exp() / Z
+    copy = torch.zeros(copy_prev.numel())
+    for j in range(length):
+        copy[j] = psi_c[j].exp() / Z
+        P[src_ext[j]] += copy[j]
+    return P, (s, copy)
+
+
+def test_copynet_step_is_the_papers_equations_computed_by_hand():
+    """Three steps of CopyNet's ``step`` against Gu et al.'s equations computed position by position
+    above; the later steps read reference words found in the source (a selective read, over two
+    positions for a repeated OOV word)."""
+    vocab, batch = _batch()
+    model = _models(len(vocab))["copynet"].eval()
+    with torch.no_grad():
+        state = model.encode(batch)
+        lengths = batch.src_mask.sum(1).tolist()
+        mine = [(state["s"][b], state["copy"][b]) for b in range(3)]
+        y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], 1)
+        reads = 0
+        for t in range(3):
+            lp, state, info = model.step(y_prev[:, t], state)
+            for b in range(3):
+                P, mine[b] = copynet_step_by_hand(model, int(y_prev[b, t]), *mine[b], state["keys"][b], lengths[b],
+                                                  batch.src_ext[b].tolist())
+                assert torch.allclose(lp[b].exp(), P, atol=1e-6), (t, b)
+                assert torch.allclose(state["copy"][b], mine[b][1], atol=1e-7)
+            reads += int((info["selective"] > 0).sum())
+        assert reads >= 3
 
 
 def test_final_distribution_sums_attention_of_repeated_words():
@@ -155,7 +265,6 @@ def test_coverage_is_the_attention_of_past_steps():
     assert (cov[:, 0] == 0).all()
     for t in range(attn.size(1)):
         assert torch.allclose(cov[:, t], attn[:, :t].sum(1), atol=1e-6)
-    assert torch.allclose(out["cov_loss"], torch.minimum(attn, cov).sum(-1))
 
 
 def test_coverage_loss_hand_example():
@@ -484,7 +593,7 @@ def test_copying_recipe_trains_evaluates_and_restores(tmp_path, model, extra):
 
 # -- one home for the copying machinery (dca_course.nn.copying, dca_course.nn.encoders) ------------
 def test_extended_to_vocab_maps_exactly_the_ids_at_or_beyond_v():
-    from dca_course.nn.copying import extended_to_vocab
+    from dca_course.data.vocab import extended_to_vocab
 
     V, unk = 10, 7
     ids = torch.arange(2 * V + 3).view(1, -1).repeat(2, 1)              # any shape
@@ -516,7 +625,7 @@ def _code_nodes(root=Path(__file__).resolve().parents[1] / "dca_course"):
 
 
 def test_no_second_extended_id_to_unk_mapping_or_reverse_helper():
-    """The extended-id -> UNK map lives in nn/copying.py and the reverse-within-length helper in
+    """The extended-id -> UNK map lives in data/vocab.py and the reverse-within-length helper in
     nn/encoders.py; a copy of either anywhere else in dca_course fails here."""
     import ast
 
@@ -546,7 +655,7 @@ def test_no_second_extended_id_to_unk_mapping_or_reverse_helper():
             if ("reverse" in node.name and by_length) or "flip" in names(node) or \
                     (gathers and any(map(is_index_reversal, body))):
                 reversals.append(f"{path}:{node.lineno} {node.name}")
-    assert [m for m in unk_maps if not m.startswith("nn/copying.py:")] == []
+    assert [m for m in unk_maps if not m.startswith("data/vocab.py:")] == []
     assert len(unk_maps) == 1                                            # extended_to_vocab itself
     assert reversals == [r for r in reversals if r.startswith("nn/encoders.py:")]
     assert [r.split()[-1] for r in reversals] == ["reverse_padded"]
@@ -554,18 +663,31 @@ def test_no_second_extended_id_to_unk_mapping_or_reverse_helper():
 
 def test_coverage_lives_in_the_config_and_its_terms_in_one_function():
     from dca_course import losses
+    from dca_course.exercises.late import COVERAGE_ANSWERS
+    from dca_course.fast import models as fast_models
     from dca_course.models import pointer_generator
     from dca_course.nn import copying
+    from dca_course.recipes.copying import PointerGeneratorConfig, PointerGeneratorRecipe
 
     model = PointerGenerator(13, 4, 4)
     assert "coverage" not in vars(model)                                 # no second copy of the switch
     assert model.set_coverage(True).coverage is True and model.config["coverage"] is True
     model.coverage = False
     assert model.config["coverage"] is False and PointerGenerator(**model.config).coverage is False
-    # the model's per-step terms and the loss are eq. (12) from the same function
-    assert pointer_generator.coverage_terms is copying.coverage_terms is losses.coverage_terms
+    # eqs. (12)-(13) live in losses.py alone: the model reports a^t and c^t, the recipe's loss and the
+    # exercises' check read them through losses.coverage_loss
+    for module in (pointer_generator, copying, fast_models):
+        assert not hasattr(module, "coverage_terms") and not hasattr(module, "coverage_loss"), module.__name__
+    assert COVERAGE_ANSWERS.functions == (losses.coverage_loss, losses.coverage_terms)
     vocab, batch = _batch()
-    out = _models(len(vocab))["pointer-gen+cov"](batch)
+    model = _models(len(vocab))["pointer-gen+cov"]
+    out = model(batch)
+    assert "cov_loss" not in out
     mask = batch.tgt_mask
-    expected = (out["cov_loss"] * mask).sum() / mask.sum()
+    expected = (torch.minimum(out["attn"], out["coverage"]).sum(-1) * mask).sum() / mask.sum()
     assert torch.equal(coverage_loss(out["attn"], out["coverage"], mask), expected)
+    recipe = PointerGeneratorRecipe(PointerGeneratorConfig.from_profile("fast", dict(coverage_weight=0.5,
+                                                                                     fast_path=False)))
+    loss, nll, cov = recipe.loss(model, batch)
+    assert torch.equal(cov, expected) and torch.equal(loss, losses.nll_with_coverage(nll, expected, 0.5))
+    assert torch.equal(loss, nll + 0.5 * expected)                      # eq. (13)

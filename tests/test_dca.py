@@ -275,15 +275,66 @@ def test_agent_attention_gives_exactly_zero_to_empty_agents():
     assert (out["word_attn"][~batch.src_mask.unsqueeze(1).expand_as(out["word_attn"])] == 0).all()
 
 
-def test_step_by_step_equals_teacher_forcing_and_decoders_run():
+def _lstm_cell_by_hand(cell, x, h, c):
+    gates = cell.weight_ih @ x + cell.bias_ih + cell.weight_hh @ h + cell.bias_hh   # i, f, g, o
+    i, f, g, o = gates.chunk(4)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def _additive(att, query, key):
+    """v^T tanh(W key + W' query + b): the score of eqs. (7) and (9)."""
+    return att.v.weight[0] @ torch.tanh(att.W_h.weight @ key + att.W_s.weight @ query + att.W_s.bias)
+
+
+def _dca_step_by_hand(model, y, h, c, prev_context, keys, mask, src_ext, width):
+    """The DCA decoder's step for one example from Celikyilmaz et al.'s equations, agent by agent and
+    word by word: s_t = LSTM([E y; c*_{t-1}]), l_a = softmax_i(v2^T tanh(W5 h_{a,i} + W6 s_t + b1))
+    (7), c_a = sum_i l_{a,i} h_{a,i} (8), g = softmax_a(v3^T tanh(W7 c_a + W8 s_t + b2)) over the
+    agents with words (9), c* = sum_a g_a c_a (10), P_voc = softmax(MLP([s_t; c*_t; c*_{t-1}])) (12),
+    p_a = sigmoid(v5^T c_a + v6^T s_t + v7^T x_t + b) (13), P^a(w) = p_a P_voc(w) + (1 - p_a)
+    sum_{i: w_{a,i} = w} l_{a,i} (14), P(w) = sum_a g_a P^a(w) (15).  Returns P and (s, c, c*)."""
+    V = model.vocab_size
+    x = torch.cat([model.embedding.weight[y if y < V else model.unk_id], prev_context])
+    s, c = _lstm_cell_by_hand(model.cell, x, h, c)
+    agents = [a for a in range(keys.size(0)) if mask[a].any()]
+    attn, ctx = {}, {}
+    for a in agents:
+        words = [i for i in range(keys.size(1)) if mask[a, i]]
+        attn[a] = torch.softmax(torch.stack([_additive(model.word_attention, s, keys[a, i]) for i in words]), 0)
+        ctx[a] = sum(attn[a][j] * keys[a, i] for j, i in enumerate(words))
+    g = torch.softmax(torch.stack([_additive(model.agent_attention, s, ctx[a]) for a in agents]), 0)
+    context = sum(g[k] * ctx[a] for k, a in enumerate(agents))
+    u = model.out_hidden.weight @ torch.cat([s, context, prev_context]) + model.out_hidden.bias
+    p_voc = torch.softmax(model.out.weight @ u + model.out.bias, 0)
+    P = torch.zeros(width)
+    for k, a in enumerate(agents):
+        p_a = torch.sigmoid(model.p_gen_linear.weight[0] @ torch.cat([ctx[a], s, x]) + model.p_gen_linear.bias[0])
+        P_a = torch.zeros(width)
+        P_a[:V] = p_a * p_voc
+        for j, i in enumerate(i for i in range(keys.size(1)) if mask[a, i]):
+            P_a[src_ext[a, i]] += (1 - p_a) * attn[a][j]
+        P += g[k] * P_a
+    return P, (s, c, context)
+
+
+def test_step_is_the_papers_equations_computed_by_hand_and_decoders_run():
+    """Two steps of ``model.step`` against eqs. (7)-(15) computed agent by agent above, on a batch
+    whose third article leaves an agent without words (it gets no attention); the second step
+    reads the reference's first word (the encoder is not what this checks)."""
     vocab, batch, model = _setup()
+    assert not batch.agent_mask.all()
     with torch.no_grad():
-        out = model(batch)
         state = model.encode(batch)
+        width = len(vocab) + batch.n_oov
+        mine = [(state["h"][b], state["c"][b], state["context"][b]) for b in range(3)]
         y_prev = torch.cat([batch.tgt_in[:, :1], batch.tgt_out[:, :-1]], 1)
-        for t in range(y_prev.size(1)):
+        for t in range(2):
             lp, state, _ = model.step(y_prev[:, t], state)
-            assert torch.allclose(lp, out["log_probs"][:, t], atol=1e-5)
+            for b in range(3):
+                P, mine[b] = _dca_step_by_hand(model, int(y_prev[b, t]), *mine[b], state["keys"][b],
+                                               batch.src_mask[b], batch.src_ext[b], width)
+                assert torch.allclose(lp[b].exp(), P, atol=1e-6), (t, b)
     d = greedy(model, batch, max_len=6)
     assert len(d.ids) == 3 and all(len(x) <= 6 for x in d.ids)
     assert d.info["agent_attn"].shape[0] == 3 and d.info["agent_attn"].shape[2] == 3

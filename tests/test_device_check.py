@@ -21,6 +21,7 @@ import dca_course
 from dca_course import device_check
 from dca_course.__main__ import main
 from dca_course.gpu import copy_to, gpu_present, step_times
+from dca_course.recipes import MODELS
 
 from test_model_data_matrix import MODEL_FLAGS, TINY, small_data  # noqa: F401  (a fixture)
 
@@ -218,7 +219,7 @@ DMN_VARIANTS = [[], ["--variant", "dmn+", "--input-module", "fusion", "--memory-
 @pytest.mark.parametrize("model", list(MODEL_FLAGS))
 def test_every_model_trains_evaluates_and_decodes_on_the_checked_device(model, small_data, checked, tmp_path,  # noqa: F811
                                                                         capsys):
-    kind = {"seq2seq": "pairs", "gru-lm": "pairs", "dmn": "babi"}.get(model, "summaries")
+    kind = MODELS[model].data_kinds[0]                 # the kind of data the model is for
     variants = DMN_VARIANTS if model == "dmn" else [[]]
     for i, extra in enumerate(variants):
         out = tmp_path / f"{model}{i}"

@@ -20,12 +20,13 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dca_course import decoding, losses, metrics  # noqa: E402
+from dca_course import losses, metrics  # noqa: E402
 from dca_course import exercises as ex  # noqa: E402
 from dca_course.exercises import load_solution, solution_keys  # noqa: E402
 from dca_course.models.copynet import selective_read  # noqa: E402
 from dca_course.models.dca import agent_messages, mix_agents  # noqa: E402
 from dca_course.models.dmn import dmn_features, gated_gru_step  # noqa: E402
+from dca_course.models.teacher_forcing import teacher_forcing  # noqa: E402
 from dca_course.nn import AdditiveAttention, GRUCell, masked_softmax  # noqa: E402
 from dca_course.nn.copying import final_distribution  # noqa: E402
 
@@ -258,7 +259,7 @@ CASES = {
     "01.2": ([(lib_paper_cell, LIBRARY), (nn.GRUCell, LIBRARY)], (SwappedPaperCell, "swapped")),
     "02.1": ([(lib_dot_attention, LIBRARY), (AdditiveAttention(6, 6, 5), LIBRARY)],
              (AdditiveByHand(), "not the dot product")),
-    "02.2": ([(lib_forward, LIBRARY), (decoding.teacher_forcing, LIBRARY)],
+    "02.2": ([(lib_forward, LIBRARY), (teacher_forcing, LIBRARY)],
              (wrong_teacher_forcing, "fed tgt_out")),
     "03.1": ([(dmn_features, LIBRARY)], (wrong_features, "bilinear terms are swapped")),
     "03.2": ([(lib_episode, LIBRARY)], (wrong_episode, "swapped")),

@@ -31,6 +31,8 @@ CONFIGS = [(0, ""), (1, ""), (2, ""), (0, "default")]
 
 MEASURE_02 = """
 import json, sys, torch
+import dca_course
+dca_course.configure_process()          # before any tensor operation, as a notebook's setup() does
 from dca_course.data import Vocab
 from dca_course.data.toy import load_toy
 from dca_course.exercises import load_solution

@@ -45,10 +45,9 @@ from typing import Sequence
 
 import torch
 
-from ..nn.copying import extended_to_vocab
 from .batching import Batch, lengths_to_mask, pad_sequences
 from .examples import Example
-from .vocab import Vocab
+from .vocab import Vocab, extended_to_vocab
 
 __all__ = ["SENTENCE_ENDERS", "document_units", "truncate_paragraphs", "balanced_partition",
            "split_document", "split_example", "AgentBatch", "collate_agents"]

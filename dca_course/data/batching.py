@@ -22,9 +22,8 @@ from typing import Iterator, Sequence
 
 import torch
 
-from ..nn.copying import extended_to_vocab
 from .examples import Example
-from .vocab import Vocab
+from .vocab import Vocab, extended_to_vocab
 
 
 def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None) -> torch.Tensor:

@@ -9,7 +9,9 @@ example's own OOV source words, in order of first appearance.
 * :meth:`Vocab.encode_target` gives a target's extended ids: a target word that is an OOV of
   *this* source keeps its extended id (the model can copy it); any other unknown word is UNK;
 * :meth:`Vocab.decoder_inputs` maps extended ids back to UNK, because the embedding table has
-  only ``V`` rows: the decoder can never *read* an id it has no embedding for.
+  only ``V`` rows: the decoder can never *read* an id it has no embedding for;
+* :func:`extended_to_vocab` is that map on a tensor of ids, the one place it is written: the
+  batches, the decoders, the losses and the models all call it.
 """
 from __future__ import annotations
 
@@ -18,10 +20,16 @@ from typing import Iterable, Sequence
 
 import torch
 
-from ..nn.copying import extended_to_vocab
-
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
+
+
+def extended_to_vocab(ids: torch.Tensor, vocab_size: int, unk_id: int = 1) -> torch.Tensor:
+    """Extended ids -> ids in the fixed vocabulary: every id >= ``vocab_size`` becomes ``unk_id``,
+    every other id stays.  An embedding table has V rows, so a copied OOV word is read back as UNK
+    (a copying model that must know *which* OOV word it wrote, CopyNet's selective read, keeps
+    the extended ids beside this)."""
+    return torch.where(ids >= vocab_size, torch.full_like(ids, unk_id), ids)
 
 
 class Vocab:
@@ -108,7 +116,7 @@ class Vocab:
 
     def decoder_inputs(self, ids: Sequence[int]) -> list[int]:
         """Extended ids -> ids the embedding can read (every id >= V becomes UNK), as
-        :func:`~dca_course.nn.copying.extended_to_vocab` maps them."""
+        :func:`extended_to_vocab` maps them."""
         return extended_to_vocab(torch.as_tensor(list(ids), dtype=torch.long), len(self), self.unk_id).tolist()
 
     # -- saving ----------------------------------------------------------------------

@@ -115,7 +115,7 @@ def check_teacher_forcing(forward, *, seed: int = 0, atol: float = 1e-5) -> bool
     ``Seq2SeqBatch``; the answer is the log-probabilities of every target position,
     (batch, tgt_len, V), as ``model(batch)["log_probs"]``.
     """
-    from ..decoding import teacher_forcing
+    from ..models.teacher_forcing import teacher_forcing
     from ..fast import teacher_forcing as fast_teacher_forcing
     from ..models.seq2seq import Seq2Seq
 

@@ -13,10 +13,10 @@ import statistics
 import torch
 
 from .. import losses
-from ..losses import coverage_loss, leave_one_out_baseline, self_critical_loss
+from ..losses import coverage_loss, coverage_terms, leave_one_out_baseline, self_critical_loss
 from ..fast.copying import log_final_distribution, log_mixed_distribution
 from ..models.dca import agent_messages, mix_agents
-from ..nn.copying import coverage_terms, final_distribution, gen_plus_copy
+from ..nn.copying import final_distribution, gen_plus_copy
 from .foundations import _call, _first_match, _name, _same, _say
 from .guard import NO_WRITE, Answers
 

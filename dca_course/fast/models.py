@@ -24,17 +24,18 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..decoding import teacher_inputs
+from ..data.vocab import extended_to_vocab
 from ..models.copynet import CopyNet
 from ..models.dca import DCA
 from ..models.pointer_generator import PointerGenerator
-from ..nn.copying import coverage_terms, extended_to_vocab, oov_slots, safe_log
+from ..models.teacher_forcing import teacher_inputs
+from ..nn.copying import oov_slots, safe_log
 from .attention import attention_over_steps, step_keys
 from .copying import log_final_distribution, log_mixed_distribution
 
 
 def teacher_forcing(model, batch, log_probs: bool = True) -> dict:
-    """:func:`dca_course.decoding.teacher_forcing` for a fast model: ``model.recur_sequence`` over
+    """:func:`dca_course.models.teacher_forcing.teacher_forcing` for a fast model: ``model.recur_sequence`` over
     all reference words, then ``model.readout`` once for all T steps.  With ``log_probs=False`` (all a
     training loss needs, see :func:`~dca_course.losses.teacher_forced_nll`) the readout gives
     ``target_log_probs``, log P(y*_t), instead of ``log_probs`` (None)."""
@@ -132,7 +133,7 @@ class FastPointerGenerator(PointerGenerator):
         forward and backward.  The baseline (``pointer=False``) has no extended vocabulary to skip."""
         h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
         logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
-        info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}
+        info = {"attn": attn, "coverage": coverage}
         if not self.pointer:
             return safe_log(torch.softmax(logits, dim=-1)), info
         p_gen = torch.sigmoid(self.p_gen_linear(torch.cat([context, h, r["x"]], dim=-1)))   # eq. (8)

@@ -41,10 +41,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..decoding import teacher_forcing
+from ..data.vocab import extended_to_vocab
 from ..nn.attention import AdditiveAttention
-from ..nn.copying import extended_to_vocab, gen_plus_copy, oov_slots, safe_log
+from ..nn.copying import gen_plus_copy, oov_slots, safe_log
 from ..nn.encoders import BiRNNEncoder
+from .teacher_forcing import teacher_forcing
 
 
 def copy_mix(gen_scores: torch.Tensor, copy_scores: torch.Tensor, src_ext: torch.Tensor,

@@ -87,11 +87,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..decoding import teacher_forcing
+from ..data.vocab import extended_to_vocab
 from ..nn.attention import AdditiveAttention
-from ..nn.copying import extended_to_vocab, final_distribution, oov_slots, safe_log
+from ..nn.copying import final_distribution, oov_slots, safe_log
 from ..nn.encoders import BiRNN
 from .extensions import DCAExtension, make_extensions
+from .teacher_forcing import teacher_forcing
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents"]
 

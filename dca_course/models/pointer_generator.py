@@ -40,24 +40,22 @@ first hidden and cell states are ReLU(W_h' [->h_n; <-h_1]) and
 ReLU(W_c' [->h_n; <-h_1]), from the encoder's last hidden states; s_t is the LSTM's hidden
 state.
 
-Input feeding, a trade-off.  Feeding h*_{t-1} back makes every step wait for the previous
-step's attention, so the decoder LSTM runs one cell at a time.  Without it (equations (1)-(4)
-as the paper writes them) the decoder LSTM runs over the whole summary in one fused call and
+Input feeding is a choice of the authors' code, which this class and the recipes make by
+default.  Feeding h*_{t-1} back makes every step wait for the previous step's attention, so the
+decoder LSTM runs one cell at a time.  Without it (``input_feeding=False``: equations (1)-(4) as
+the paper writes them) the decoder LSTM can run over the whole summary in one fused call and
 W_s s_t is one matrix product for all steps; only the attention stays step by step, because
-coverage needs the attention before it.  On the course's CPU a training step is about 1.2x
-faster without it, and over seeds 0-2 on SynthNews (``fast`` sizes, 3 + 1 epochs) ROUGE-2 was
-44.3 (43.2-45.9) without and 44.0 (41.7-46.4) with: no difference the seeds can tell.  The
-recipes train without it; this class keeps See et al.'s code as its default.
+coverage needs the attention before it.
 
 Decoding protocol (see :mod:`dca_course.models`): ``step(y_prev, state)`` takes ``y_prev`` in
 *extended* ids (what the search chose, a copied OOV word included) and maps ids >= V to UNK
 itself before the embedding, so the embedding never sees an extended id.
 
 What this model shares with CopyNet and DCA lives outside it: the bi-LSTM encoder in
-:mod:`dca_course.nn.encoders`; eq. (9) (:func:`~dca_course.nn.copying.final_distribution`), eq. (12)
-(:func:`~dca_course.nn.copying.coverage_terms`) and the extended-id -> UNK map in
-:mod:`dca_course.nn.copying`; teacher forcing in :mod:`dca_course.decoding`.  This module is the
-paper's code as written; :class:`dca_course.fast.models.FastPointerGenerator` computes the same
+:mod:`dca_course.nn.encoders`; eq. (9) in :mod:`dca_course.nn.copying`
+(:func:`~dca_course.nn.copying.final_distribution`); the extended-id -> UNK map in
+:mod:`dca_course.data.vocab`; the loss of eqs. (12)-(13) in :mod:`dca_course.losses`; teacher
+forcing in :mod:`dca_course.models.teacher_forcing`.  This module is the paper's code as written; :class:`dca_course.fast.models.FastPointerGenerator` computes the same
 values faster (a fused recurrence, a hand-written backward pass), and
 :func:`dca_course.fast.accelerate` turns a model into one.
 """
@@ -66,10 +64,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..decoding import teacher_forcing
+from ..data.vocab import extended_to_vocab
 from ..nn.attention import AdditiveAttention
-from ..nn.copying import coverage_terms, extended_to_vocab, final_distribution, oov_slots, safe_log
+from ..nn.copying import final_distribution, oov_slots, safe_log
 from ..nn.encoders import BiRNNEncoder
+from .teacher_forcing import teacher_forcing
 
 __all__ = ["PointerGenerator", "final_distribution"]
 
@@ -179,11 +178,11 @@ class PointerGenerator(nn.Module):
 
     def readout(self, r: dict, state: dict):
         """The output of one step (tensors (batch, ...)) or of all steps at once ((batch, T, ...)):
-        P_vocab (eq. 4), p_gen (eq. 8), the final distribution (eq. 9) and the coverage terms
-        (eq. 12).  Returns ``(log P, info)``."""
+        P_vocab (eq. 4), p_gen (eq. 8) and the final distribution (eq. 9).  Returns ``(log P, info)``;
+        info's attention and coverage are what the loss of eqs. (12)-(13) reads."""
         h, context, attn, coverage = r["h"], r["context"], r["attn"], r["coverage"]
         logits = self.out(self.out_hidden(torch.cat([h, context], dim=-1)))         # eq. (4), before softmax
-        info = {"attn": attn, "coverage": coverage, "cov_loss": coverage_terms(attn, coverage)}   # eq. (12)
+        info = {"attn": attn, "coverage": coverage}                                  # a^t, c^t
         p_vocab = torch.softmax(logits, dim=-1)                                      # eq. (4)
         if not self.pointer:
             return safe_log(p_vocab), info
@@ -200,8 +199,8 @@ class PointerGenerator(nn.Module):
 
     def forward(self, batch, log_probs: bool = True) -> dict:
         """Teacher forcing, step by step.  Returns log_probs (batch, T, V + n_oov), attn, coverage
-        (both (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t), p_gen
-        (batch, T) and cov_loss (batch, T), the per-step terms of eq. (12).  ``log_probs=False``
+        (both (batch, T, src_len); coverage[:, t] is c^t, the attention of steps before t, what
+        :func:`dca_course.losses.coverage_loss` reads) and p_gen (batch, T).  ``log_probs=False``
         lets the fast model (:mod:`dca_course.fast`) skip log P when a loss reads log P(y*_t)
         alone; this code always computes it."""
         return teacher_forcing(self, batch)

@@ -20,6 +20,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..nn.attention import AdditiveAttention
+from .teacher_forcing import teacher_forcing
 
 
 class BiGRUEncoder(nn.Module):
@@ -76,11 +77,7 @@ class Seq2Seq(nn.Module):
         return log_probs, {**state, "s": s}, {"attn": attn}
 
     def forward(self, batch) -> dict:
-        """Teacher forcing: feed the reference y_{i-1} at every step."""
-        state = self.encode(batch)
-        log_probs, attns = [], []
-        for t in range(batch.tgt_in.size(1)):
-            lp, state, info = self.step(batch.tgt_in[:, t], state)
-            log_probs.append(lp)
-            attns.append(info["attn"])
-        return {"log_probs": torch.stack(log_probs, 1), "attn": torch.stack(attns, 1)}
+        """Teacher forcing: feed the reference y_{i-1} at every step, as the batch's decoder inputs
+        give it (the embedding reads fixed-vocabulary ids: an OOV word is UNK).  Returns log_probs
+        (batch, T, V) and attn (batch, T, src_len)."""
+        return teacher_forcing(self, batch, batch.tgt_in)

@@ -3,11 +3,9 @@
 
 A copying model writes words from a distribution over the *extended vocabulary*: the V words
 of the vocabulary, then the example's own out-of-vocabulary source words, ids V, V+1, ...
-(:mod:`dca_course.data.vocab`).  This module holds the pieces every such model needs:
+(:mod:`dca_course.data.vocab`, which also maps them back: :func:`~dca_course.data.vocab.extended_to_vocab`).
+This module holds the pieces every such model needs:
 
-* :func:`extended_to_vocab`: extended ids -> ids an embedding of V rows can read (ids >= V
-  become UNK).  The one place that mapping is written; the data pipeline, the decoders, the
-  losses and the models all call it;
 * :func:`oov_slots`: which OOV columns exist for which example (the width of the extended
   vocabulary, kept in a decoding state);
 * the final distribution of See et al.'s eq. (9) (which DCA's eq. 14 repeats per agent, and
@@ -17,21 +15,13 @@ of the vocabulary, then the example's own out-of-vocabulary source words, ids V,
 
   as written (:func:`final_distribution`; its floored log-probability with a hand-written backward
   pass, the same numbers faster, is :func:`dca_course.fast.copying.log_final_distribution`);
-* :func:`safe_log`, the floored log of all of them;
-* :func:`coverage_terms`, See et al.'s eq. (12) at every step, which the model reports and
-  :func:`dca_course.losses.coverage_loss` averages.
+* :func:`safe_log`, the floored log of all of them.
+
+Coverage's loss (See et al.'s eqs. 12-13) is a loss, and lives with the others in :mod:`dca_course.losses`.
 """
 from __future__ import annotations
 
 import torch
-
-
-def extended_to_vocab(ids: torch.Tensor, vocab_size: int, unk_id: int = 1) -> torch.Tensor:
-    """Extended ids -> ids in the fixed vocabulary: every id >= ``vocab_size`` becomes ``unk_id``,
-    every other id stays.  An embedding table has V rows, so a copied OOV word is read back as UNK
-    (a copying model that must know *which* OOV word it wrote, CopyNet's selective read, keeps
-    the extended ids beside this)."""
-    return torch.where(ids >= vocab_size, torch.full_like(ids, unk_id), ids)
 
 
 def oov_slots(batch) -> torch.Tensor:
@@ -85,12 +75,3 @@ def gen_plus_copy(gen: torch.Tensor, copy: torch.Tensor, src_ext: torch.Tensor, 
     (batch, ..., V + n_oov).  The last step of See et al.'s eq. (9) and of CopyNet's eqs. (4)-(5)."""
     out = torch.cat([gen, gen.new_zeros(gen.shape[:-1] + (n_oov,))], dim=-1)  # (batch, ..., V + n_oov)
     return out.scatter_add(-1, source_index(src_ext, copy), copy)
-
-
-def coverage_terms(attn: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
-    """See et al.'s eq. (12): covloss_t = sum_i min(a^t_i, c^t_i), one number per step.
-
-    attn (..., src_len) the attention a^t, coverage (..., src_len) c^t = sum_{t' < t} a^{t'}
-    (eq. 10).  Returns (...): for one step (batch,), for all steps (batch, T).  The model reports
-    these terms; :func:`dca_course.losses.coverage_loss` averages them over the real tokens."""
-    return torch.minimum(attn, coverage).sum(dim=-1)

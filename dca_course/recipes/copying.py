@@ -10,7 +10,7 @@ from typing import ClassVar
 from .. import metrics
 from ..decoding import beam_search, greedy
 from ..fast import accelerate
-from ..losses import reduce_tokens, teacher_forced_nll
+from ..losses import coverage_loss, nll_with_coverage, teacher_forced_nll
 from ..models.copynet import CopyNet
 from ..models.pointer_generator import PointerGenerator
 from ..train import unwrap
@@ -191,11 +191,10 @@ class PointerGeneratorRecipe(SummarizerRecipe):
         the NLL alone without (the benchmarks time this, the one definition of the loss)."""
         out = model(batch, log_probs=False)           # the loss reads log P(y*_t) alone
         nll = teacher_forced_nll(out, batch.tgt_out, batch.tgt_mask)
-        # eq. (12): the model computed the terms sum_i min(a_i^t, c_i^t) once; the loss averages them
-        cov = reduce_tokens(out["cov_loss"], batch.tgt_mask, "token")
+        cov = coverage_loss(out["attn"], out["coverage"], batch.tgt_mask)            # eq. (12), also logged
         if not unwrap(model).coverage:
             return nll, nll, cov
-        return nll + self.config.coverage_weight * cov, nll, cov          # eq. (13)
+        return nll_with_coverage(nll, cov, self.config.coverage_weight), nll, cov     # eq. (13)
 
     def loss_fn(self, model, batch):
         loss, nll, cov = self.loss(model, batch)
