@@ -8,7 +8,7 @@
 #   make gpu-check     on a machine with CUDA: every notebook under nbval on the GPU, the unit tests, the
 #                      command lines and the GPU benchmarks; writes results/gpu.md (about 5 minutes)
 #   make browser-test  run every notebook in JupyterLab in headless Chromium (Playwright; not part of make test)
-#   make results-status  list the stored results older than the last change to the code they measure
+#   make results-status  list the stored results whose measured code behaves differently now (docstrings, help: not)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
