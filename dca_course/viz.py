@@ -461,3 +461,11 @@ def babi_results_table(stored: dict) -> str:
     lines.append(f"{'mean':>4}  {'':<26}{100 * stored['mean_accuracy']:>14.1f}{mean_dmn:>11.1f}{mean_memnn:>7.1f}")
     lines.append(f"tasks at >= 95%: {at_95} of {len(stored['per_task'])}; * more than 3 points under the DMN paper")
     return "\n".join(lines)
+
+
+def diagram(name: str, *, ax=None):
+    """A picture of the model ``name`` ("gru", "seq2seq", "dmn", "copynet", "pointer-generator", "dca",
+    "self-critical", "lineage") in its notebook's symbols; returns the figure (see :mod:`.diagrams`)."""
+    from .diagrams import diagram as draw
+
+    return draw(name, ax=ax)

@@ -9,7 +9,9 @@
 * ``docs/images/coverage.png``: notebook 05's coverage picture (the cell that calls
   ``attention_heatmap(``: attention without and with coverage, and the coverage left);
 * ``docs/images/dca_agents.png``: notebook 06's trained DCA, the agent and word attention of one
-  summary (the cell that calls ``agent_attention_heatmaps(ck_g``).
+  summary (the cell that calls ``agent_attention_heatmaps(ck_g``);
+* ``docs/images/dca_diagram.png``: the DCA's diagram at the top of the README, drawn by the library
+  (``viz.diagram("dca")``, the picture notebook 06 opens its model with).
 
 A figure is found by the code that draws it, not by its cell number, so that editing a notebook
 does not move it; each image is scaled down and reduced to a palette to stay under 150 KB.
@@ -25,6 +27,8 @@ import sys
 from pathlib import Path
 
 from PIL import Image, ImageChops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -50,6 +54,19 @@ def stored_figure(path: Path, marker: str) -> Image.Image:
                 return Image.open(io.BytesIO(base64.b64decode("".join(png)))).convert("RGB")
     sys.exit(f"readme_images: {path.name} has no saved figure in a cell calling {marker!r}; "
              "execute and save the notebook first")
+
+
+def library_diagram(name: str) -> Image.Image:
+    """``dca_course.viz.diagram(name)`` as an image (the library draws it; no notebook needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dca_course import viz
+
+    fig = viz.diagram(name)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, facecolor="white")
+    return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
 
 
 def explorer_screenshot(run_browser: bool) -> Image.Image | None:
@@ -106,6 +123,7 @@ def main(argv=None) -> int:
         "coverage.png": (stored_figure(notebook("05"), "attention_heatmap("), 900, "notebook 05's saved figure"),
         "dca_agents.png": (stored_figure(notebook("06"), "agent_attention_heatmaps(ck_g"), 900,
                            "notebook 06's saved figure of its trained DCA"),
+        "dca_diagram.png": (library_diagram("dca"), 1000, 'the library\'s viz.diagram("dca")'),
     }
     for name, (image, width, origin) in images.items():
         size = save_small(image, args.out / name, width)
