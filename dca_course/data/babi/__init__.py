@@ -43,7 +43,9 @@ The package, one file per job:
 * :mod:`.download`: :data:`TASK_NAMES`, :func:`load_task` for the released files, and the
   opt-in :func:`download_babi`;
 * :mod:`.batching`: the examples as padded tensors for the Dynamic Memory Network
-  (:class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets`, :func:`babi_vocab`).
+  (:class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets`, :func:`babi_vocab`);
+* :mod:`.readings`: what the stored results of the real tasks say (``results/babi_real_1k.json``), as text
+  for notebook 03b (:func:`gap_to_paper`, :func:`pass_readings`, :func:`seeds_of_task`, ...).
 
 All but :mod:`.batching` are plain Python (no torch).  Every public name is importable from
 the package itself: ``from dca_course.data.babi import read_babi, make_dmn_batch``.
@@ -53,6 +55,7 @@ from .download import BABI_SHA256, BABI_URL, PAPER_ACCURACY_1K, TASK_NAMES, Chec
 from .format import (BabiFormatError, examples_to_stories, format_babi, parse_babi_lines, parse_babi_stories,
                      read_babi, read_babi_stories, story_ids, write_babi)
 from .generate import GENERATED_TASKS, generate_examples, generate_task, load_generated
+from .readings import first_pass_range, gap_to_paper, pass_readings, row_accuracies, seeds_of_task, tasks_under_paper
 from .story import BabiExample, Question, Statement, Story, StoryLine, stories_to_examples, tokenize, vocabulary
 
 __all__ = [
@@ -63,4 +66,5 @@ __all__ = [
     "TASK_NAMES", "PAPER_ACCURACY_1K", "load_task", "vocabulary",
     "BABI_URL", "BABI_SHA256", "default_cache_dir", "download_babi",
     "DMNBatch", "make_dmn_batch", "length_buckets", "babi_vocab", "SENTENCE_END",
+    "gap_to_paper", "pass_readings", "first_pass_range", "row_accuracies", "seeds_of_task", "tasks_under_paper",
 ]

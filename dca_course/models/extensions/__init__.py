@@ -14,6 +14,10 @@ extension                   hook                                     command lin
 ``intervening_facts``       DMN: a second look of the gate           ``--intervening-facts``
 ``vocab_tanh``              DCA: the vocabulary MLP's hidden layer   ``--vocab-mlp tanh``
 ==========================  =======================================  ===========================
+
+A control is a subclass rather than an extension: :class:`FixedContextSeq2Seq` is ``Seq2Seq`` with its
+attention taken out (the decoder reads one fixed context, as in Cho et al. 2014), the baseline that shows
+what attention buys in notebook 02.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from collections.abc import Iterable
 
 from torch import nn
 
+from .fixed_context import FixedContextSeq2Seq
 from .hooks import DCAExtension, DMNExtension
 from .intervening_facts import InterveningFacts
 from .sentence_episodes import SentenceEpisodes
@@ -28,8 +33,8 @@ from .time_features import TimeFeatures
 from .vocab_tanh import VocabTanh
 from .word_match import WordMatch
 
-__all__ = ["DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "InterveningFacts", "SentenceEpisodes",
-           "TimeFeatures", "VocabTanh", "WordMatch", "make_extensions"]
+__all__ = ["DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "FixedContextSeq2Seq", "InterveningFacts",
+           "SentenceEpisodes", "TimeFeatures", "VocabTanh", "WordMatch", "make_extensions"]
 
 #: name -> class, the names a checkpoint's ``model_config`` records
 DMN_EXTENSIONS = {cls.name: cls for cls in (TimeFeatures, SentenceEpisodes, WordMatch, InterveningFacts)}

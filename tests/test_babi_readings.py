@@ -1,0 +1,61 @@
+"""dca_course.data.babi.readings: what notebook 03b prints from the stored bAbI results, checked against the
+stored JSON by an independent computation, and the refusal to read tasks 7 and 8's last pass."""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from dca_course.data.babi import PAPER_ACCURACY_1K
+from dca_course.data.babi.readings import (first_pass_range, gap_to_paper, pass_readings, row_accuracies,
+                                           seeds_of_task, tasks_under_paper)
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+@pytest.fixture(scope="module")
+def stored():
+    return json.loads((RESULTS / "babi_real_1k.json").read_text(encoding="utf-8"))
+
+
+def test_the_gap_of_the_dmn_row(stored):
+    row = stored["rows"]["dmn"]
+    ours = [100 * row["per_task"][str(t)]["mean"] for t in range(1, 21)]
+    paper = [PAPER_ACCURACY_1K["DMN"][t] for t in range(1, 21)]
+    text = gap_to_paper(stored, "dmn", focus=(2, 3))
+    gap = round(statistics.fmean(paper), 1) - round(statistics.fmean(ours), 1)
+    assert f"{gap:.1f} points under" in text
+    assert f"summed over the 20 tasks): {sum(paper) - sum(ours):.0f}" in text
+    assert f"of which tasks 2 and 3: {paper[1] - ours[1] + paper[2] - ours[2]:.0f}" in text
+
+
+def test_the_first_pass_readings_are_the_runs_means(stored):
+    row = stored["rows"]["dmn"]
+    firsts = [100 * statistics.fmean(row["runs"][t][str(s)]["supporting_fact_accuracy_per_pass"][0] for s in row["seeds"])
+              for t in ("2", "3")]
+    assert first_pass_range(stored, "dmn") == (min(firsts), max(firsts))
+    line = next(x for x in pass_readings(stored, tasks=(3,)).splitlines() if x.strip().startswith("3 "))
+    assert line.split()[2] == f"{firsts[1]:.0f}"
+
+
+def test_the_last_pass_of_tasks_7_and_8_is_not_read(stored):
+    with pytest.raises(ValueError, match="7 and 8"):
+        pass_readings(stored, tasks=(2, 7))
+
+
+def test_the_chart_data_and_its_summary(stored):
+    acc = row_accuracies(stored)
+    assert list(acc) == ["DMN", "DMN+", "DMN+ ext", "DMN paper"] and all(len(v) == 20 for v in acc.values())
+    under = [t for t in range(1, 21) if acc["DMN"][t - 1] < acc["DMN paper"][t - 1] - 3]
+    assert f"DMN      {', '.join(map(str, under))}" in tasks_under_paper(stored)
+
+
+def test_task_19_seed_by_seed(stored):
+    replay = json.loads((RESULTS / "babi_ceiling_replay.json").read_text(encoding="utf-8"))
+    text = seeds_of_task(stored, 19, replay)
+    older = ", ".join(f"{100 * a:.1f}" for a in stored["per_task_per_seed"]["19"].values())
+    assert older in text
+    failed = stored["runs"]["19"]["2"]["tries"][0]
+    assert f"epoch {failed['best_epoch']:>3} / {failed['epochs']:>3}" in text
