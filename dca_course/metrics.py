@@ -186,14 +186,20 @@ def hallucinated_entities(pred_tokens: Sequence[str], source_tokens: Sequence[st
     return [t for t in pred_tokens if t in names and t not in src]
 
 
-def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entity_tokens: Iterable[str] = ()) -> dict:
+def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entity_tokens: Iterable[str] = (),
+                 contexts_of=None) -> dict:
     """``fact_recall`` (mean share of key facts stated) and ``hallucinated_entities`` (mean number
     of entity tokens per summary that its source does not contain) over examples with ``facts``;
     an empty dict when no example has facts.  Where some articles hold key facts beyond their
     first 400 tokens (SynthNews-long), also ``late_fact_recall``: the mean share of those
     :func:`late_facts` stated, over the articles that have any.  The entity tokens are those of all the scored
     examples (names recur across articles: a generator that cannot copy tends to write the
-    frequent names it saw in training) plus ``entity_tokens``."""
+    frequent names it saw in training) plus ``entity_tokens``.
+
+    With ``contexts_of(event)`` (:func:`dca_course.data.synthnews.slot_contexts`), also
+    ``attributed_fact_recall`` (:func:`attributed_fact_recall`: each fact stated with what it is
+    about) and, on long articles, ``attributed_late_fact_recall``: the measures that a fixed list
+    of frequent words cannot game."""
     pairs = [(p, ex) for p, ex in zip(predictions, examples) if getattr(ex, "facts", None)]
     if not pairs:
         return {}
@@ -203,9 +209,17 @@ def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entit
     out = {"fact_recall": mean(fact_recall(p, ex.facts) for p, ex in pairs),
            "hallucinated_entities": mean(len(hallucinated_entities(p, ex.source, ex.facts, names))
                                          for p, ex in pairs)}
-    late = [(p, facts) for p, ex in pairs if (facts := late_facts(ex.source, ex.facts))]
+    late = [(p, ex, facts) for p, ex in pairs if (facts := late_facts(ex.source, ex.facts))]
     if late:     # long articles: the key facts beyond token 400, stated (over the articles that have some)
-        out["late_fact_recall"] = mean(sum(contains(p, f) for f in facts) / len(facts) for p, facts in late)
+        out["late_fact_recall"] = mean(sum(contains(p, f) for f in facts) / len(facts) for p, _, facts in late)
+    if contexts_of is not None:
+        out["attributed_fact_recall"] = mean(attributed_fact_recall(p, ex.facts, contexts_of(ex.facts["event"]))
+                                             for p, ex in pairs)
+        if late:
+            def stated(p, ex, facts):
+                said = attributed_facts(p, ex.facts, contexts_of(ex.facts["event"]))
+                return sum(f in said for f in facts) / len(facts)
+            out["attributed_late_fact_recall"] = mean(stated(p, ex, facts) for p, ex, facts in late)
     return out
 
 
@@ -234,11 +248,9 @@ def _sentences(tokens: Sequence[str], enders: tuple = (".", "!", "?")) -> list[l
     return out + [cur] if cur else out
 
 
-def misattributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict) -> list[tuple[str, str]]:
-    """Facts the prediction states in the place of another: a number, a name or a team under the
-    wrong person or relation ("tomiara rokamal hit 90 goals" where 90 is his caps, "joins niora
-    wanderers from shiul wanderers" with the clubs swapped).  Returns ``(fact, slot)`` pairs, in
-    order, each once: the fact as written and the slot whose place it takes.
+def placed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict) -> list[tuple[str, frozenset]]:
+    """The article's facts that the prediction states in a context its templates know, in order:
+    ``(fact, places)`` pairs, ``places`` being the slots that such a context holds.
 
     A SynthNews article fills its templates' slots (``facts["slots"]``: slot -> value) and
     ``contexts`` (:func:`dca_course.data.synthnews.slot_contexts` of the article's event) says
@@ -247,21 +259,17 @@ def misattributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict)
     distractor's names; the longest first, not overlapping; any other slot value found beside a
     fact reads ``"*"``, as a slot does in ``contexts``); for each, the most specific known context
     (up to two words each side; all contexts with that many words, together) gives the slots it
-    may stand for.  The fact is *misattributed* when none of those slots holds it in this article
-    (the pair names one of them).
-    A fact in no known context (a garbled sentence) is not judged; a word the article never
-    states is a hallucination, not counted here; a distractor's sentence copied whole counts (its
-    names stand where this event's templates put their own).  The references, and the article's
-    own sentences outside its distractors, score 0 (``tests/test_misattribution.py``).
+    may stand for.  A fact in no known context (a garbled sentence, a list of words) is left out.
     """
     slots = facts.get("slots") or {}
     names = set(facts.get("all_entity_tokens") or ())
     known = {v for v in slots.values() if v in (facts.get("numbers") or ()) or v in (facts.get("key_facts") or ())
              or any(t in names for t in v.split())}
     known |= set(facts.get("distractor_entities") or ())
-    by_length = sorted(known | set(slots.values()), key=lambda v: (-len(v.split()), v))   # words too: "*"
+    words = set(slots.values()) | {v.split(" ", 1)[1] for k, v in slots.items() if k.startswith("a_")}
+    by_length = sorted(known | words, key=lambda v: (-len(v.split()), v))   # word slots too: "*"
     width = max((len(side) for key in contexts for side in key), default=1)
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, frozenset]] = []
     for sent in _sentences(list(pred_tokens)):
         spans = {}                                                   # start -> (end, value)
         taken = [False] * len(sent)
@@ -271,21 +279,61 @@ def misattributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict)
                 if sent[i: i + len(f)] == f and not any(taken[i: i + len(f)]):
                     taken[i: i + len(f)] = [True] * len(f)
                     spans[i] = (i + len(f), value)
-        words = ["<s>"] * width + ["*" if t else w for t, w in zip(taken, sent)] + ["</s>"] * width
+        padded = ["<s>"] * width + ["*" if t else w for t, w in zip(taken, sent)] + ["</s>"] * width
         for start, (end, value) in sorted(spans.items()):
             if value not in known:                                   # a word slot ("an insurance"): no fact
                 continue
-            j, e = start + width, end + width                        # the fact's place in `words`
+            j, e = start + width, end + width                        # the fact's place in `padded`
             for n in range(2 * width, 1, -1):                        # words of context: the most first
-                places = set().union(*(contexts.get((tuple(words[j - k: j]), tuple(words[e: e + n - k])), ())
+                places = set().union(*(contexts.get((tuple(padded[j - k: j]), tuple(padded[e: e + n - k])), ())
                                        for k in range(max(1, n - width), min(width, n - 1) + 1)))
                 if places:
-                    if all(slots.get(s) != value for s in places):
-                        pair = (value, min(places))
-                        if pair not in found:
-                            found.append(pair)
+                    found.append((value, frozenset(places)))
                     break
     return found
+
+
+def misattributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict) -> list[tuple[str, str]]:
+    """Facts the prediction states in the place of another: a number, a name or a team under the
+    wrong person or relation ("tomiara rokamal hit 90 goals" where 90 is his caps, "joins niora
+    wanderers from shiul wanderers" with the clubs swapped).  Returns ``(fact, slot)`` pairs, in
+    order, each once: the fact as written and the slot whose place it takes.
+
+    The facts and the slots their contexts stand for are :func:`placed_facts`'s.  The fact is
+    *misattributed* when none of those slots holds it in this article (the pair names one of
+    them).  A fact in no known context (a garbled sentence) is not judged; a word the article never
+    states is a hallucination, not counted here; a distractor's sentence copied whole counts (its
+    names stand where this event's templates put their own).  The references, and the article's
+    own sentences outside its distractors, score 0 (``tests/test_misattribution.py``).
+    """
+    slots = facts.get("slots") or {}
+    found: list[tuple[str, str]] = []
+    for value, places in placed_facts(pred_tokens, facts, contexts):
+        if all(slots.get(s) != value for s in places):
+            pair = (value, min(places))
+            if pair not in found:
+                found.append(pair)
+    return found
+
+
+def attributed_facts(pred_tokens: Sequence[str], facts: dict, contexts: dict) -> set[str]:
+    """The key facts the prediction states *with what they are about*: in a context that the
+    article's templates use for a slot that holds this very fact (:func:`placed_facts`).  "59" counts
+    in "left 59 people dead" when 59 is the storm's death toll; in a list of frequent words, in a
+    garbled sentence, or under the wrong relation it does not."""
+    slots = facts.get("slots") or {}
+    keys = set(facts.get("key_facts") or ())
+    return {value for value, places in placed_facts(pred_tokens, facts, contexts)
+            if value in keys and any(slots.get(s) == value for s in places)}
+
+
+def attributed_fact_recall(pred_tokens: Sequence[str], facts: dict, contexts: dict) -> float:
+    """Share of ``facts["key_facts"]`` stated with what they are about (:func:`attributed_facts`);
+    0 if there are none.  :func:`fact_recall` counts a fact found anywhere, so a fixed list of
+    frequent weekdays and small numbers scores on it; here such a list scores about 0
+    (``tests/test_attributed_facts.py``)."""
+    keys = facts.get("key_facts") or []
+    return len(attributed_facts(pred_tokens, facts, contexts)) / len(keys) if keys else 0.0
 
 
 def misattribution(predictions: Sequence[Sequence[str]], examples: Sequence, contexts_of) -> dict:

@@ -6,6 +6,7 @@ seed with its bound and worst case, and what nbval compares in each notebook.
     python tools/notebook_claims.py --seeds 0 1 2 --cpu-capability default --out results
     python tools/notebook_claims.py --seeds 0 --times    # also rewrite the measured times table
     python tools/notebook_claims.py 05 --seeds --cpu-capability default   # only seed 0 on the scalar kernels
+    ATEN_CPU_CAPABILITY=default python tools/notebook_claims.py 05 --seeds 0 1 2   # every seed on the scalar kernels
 
 A run is one notebook under ``pytest --nbval`` with ``DCA_SEED`` set (and ``ATEN_CPU_CAPABILITY``
 for the ``--cpu-capability`` runs, a stand-in for another processor).  Each ``claim(...)`` in a
@@ -59,7 +60,9 @@ def cell_seconds(pytest_output: str) -> dict[int, float]:
 
 
 def run_one(notebook: Path, seed: int, capability: str | None, log_dir: Path) -> dict:
-    """One notebook under nbval; returns its result, times and the claims it logged."""
+    """One notebook under nbval; returns its result, times and the claims it logged.  An
+    ``ATEN_CPU_CAPABILITY`` already set in the environment labels the run as ``capability`` would."""
+    capability = capability or os.environ.get("ATEN_CPU_CAPABILITY") or None
     tag = f"{notebook.stem}-seed{seed}" + (f"-{capability}" if capability else "")
     claims_log = log_dir / f"{tag}.jsonl"
     claims_log.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ import torch
 from .. import metrics
 from ..data.dataset import Dataset, SpecError
 from ..data.specs import KIND_NAMES
+from ..data.synthnews import slot_contexts
 from ..data.vocab import Vocab
 from ..io import write_json
 from ..losses import sequence_nll
@@ -153,7 +154,8 @@ class Recipe:
         if kind == "summaries":
             result = metrics.summary_metrics(preds, [ex.summary_text() for ex in examples],
                                              [ex.source for ex in examples])
-            result.update(metrics.fact_metrics(preds, examples))   # SynthNews: fact recall, hallucinations
+            # SynthNews: fact recall (anywhere and with what each fact is about), hallucinations
+            result.update(metrics.fact_metrics(preds, examples, contexts_of=slot_contexts))
             return result
         return {"exact_match": metrics.exact_match(preds, [ex.target for ex in examples]),
                 "token_accuracy": metrics.token_accuracy(preds, [ex.target for ex in examples])}

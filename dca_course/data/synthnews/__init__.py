@@ -113,14 +113,14 @@ The package
 from .articles import (LATE_FROM, LATE_SHARE, LONG_MAX_TOKENS, LONG_PARAGRAPHS, MAX_LONG_PARAGRAPHS,
                        MAX_PARAGRAPHS, generate, load_synthnews)
 from .events import EVENT_KINDS, EVENTS, FACT_TYPES, EventKind, Val
-from .io import dataset_stats, lead_sentences, read_jsonl, write_jsonl
+from .io import dataset_stats, frequent_facts, lead_sentences, read_jsonl, write_jsonl
 from .phrases import CLOSED_WORDS, slot_contexts
 from .templates import ALIASES, QUOTE_FIRST, QUOTE_SECOND, SUMMARY_VERBS, VERBS
 from .world import World
 
 __all__ = [
     "EVENT_KINDS", "EVENTS", "EventKind", "World", "generate", "load_synthnews", "write_jsonl", "read_jsonl",
-    "dataset_stats", "lead_sentences", "Val", "FACT_TYPES", "CLOSED_WORDS", "ALIASES", "QUOTE_FIRST",
+    "dataset_stats", "frequent_facts", "lead_sentences", "Val", "FACT_TYPES", "CLOSED_WORDS", "ALIASES", "QUOTE_FIRST",
     "QUOTE_SECOND", "LATE_FROM", "LATE_SHARE", "LONG_MAX_TOKENS", "LONG_PARAGRAPHS", "MAX_LONG_PARAGRAPHS",
     "MAX_PARAGRAPHS", "slot_contexts", "SUMMARY_VERBS", "VERBS",
 ]

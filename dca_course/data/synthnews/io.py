@@ -82,6 +82,19 @@ def lead_sentences(example: Example, k: int = 3) -> list[list[str]]:
     return example.source_sents[:k]
 
 
+def frequent_facts(examples: Sequence[Example], k: int, single_token: bool = True) -> list[str]:
+    """A cheater's summary, the same for every article: the ``k`` most frequent one-token key facts
+    of ``examples`` (weekdays, small numbers, years), or with ``single_token=False`` the ``k`` most
+    frequent tokens of all their key facts.  It states facts with nothing around them, so
+    :func:`dca_course.metrics.fact_recall` gives it credit and
+    :func:`dca_course.metrics.attributed_fact_recall` none (``tests/test_attributed_facts.py``)."""
+    if single_token:
+        counts = Counter(f for ex in examples for f in ex.facts["key_facts"] if len(f.split()) == 1)
+    else:
+        counts = Counter(t for ex in examples for f in ex.facts["key_facts"] for t in f.split())
+    return [t for t, _ in counts.most_common(k)]
+
+
 def dataset_stats(train: Sequence[Example], test: Sequence[Example], vocab_size: int = 2000) -> dict:
     """Statistics of a train/test pair (works for any :class:`Example` lists).
 
