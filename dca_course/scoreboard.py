@@ -1,8 +1,8 @@
 """The course's scoreboard: each paper's claim, whether this course reproduces it, and where that shows.
 
 Notebook 08 prints it with :func:`scoreboard_table`.  Every measured figure in it is computed from the results the
-repository stores in ``results/`` (the folder the notebooks read as ``../results``; a pip install has no such
-folder, and each row then says which file it needs):
+repository stores in ``results/``, which the wheel ships too (:func:`dca_course.shipped.results_file` finds them; a
+folder without one of them makes its row say which file it needs):
 
 * ``notebook_claims.json``: every ``claim(...)`` of the notebooks, measured on seeds 0, 1 and 2 and on seed 0 with
   PyTorch's scalar kernels (``tools/notebook_claims.py``);
@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .shipped import results_file
+
 __all__ = ["Row", "Results", "MissingResult", "scoreboard_rows", "scoreboard_table", "suite_tables", "ROWS"]
 
 #: The papers' figures the rows compare with (not measured here).
@@ -54,15 +56,16 @@ class Row:
 
 
 class Results:
-    """The stored results of one ``results/`` folder, each file read once."""
+    """The stored results of one ``results/`` folder (``None``: the course's own, from a clone or the wheel), each
+    file read once."""
 
-    def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
+    def __init__(self, folder: str | Path | None = None):
+        self.folder = None if folder is None else Path(folder)
         self._cache: dict[str, dict] = {}
 
     def __call__(self, name: str) -> dict:
         if name not in self._cache:
-            path = self.folder / name
+            path = results_file(name) if self.folder is None else self.folder / name
             if not path.is_file():
                 raise MissingResult(f"results/{name} is not here")
             self._cache[name] = json.loads(path.read_text(encoding="utf-8"))
@@ -314,9 +317,9 @@ ROWS: tuple[Callable[[Results], tuple[str, str]], ...] = (
     pointer_generator_beats_baseline, coverage_repetition, coverage_rouge, see_cnndm, dca_agents, dca_rl)
 
 
-def scoreboard_rows(folder: str | Path) -> list[Row]:
-    """Every row of the scoreboard from the results stored in ``folder``; a row whose result is missing says so
-    (verdict "?") instead of failing, so that the notebook runs where the results are not (a pip install)."""
+def scoreboard_rows(folder: str | Path | None = None) -> list[Row]:
+    """Every row of the scoreboard from the results stored in ``folder`` (``None``: the course's own); a row whose
+    result is missing says so (verdict "?") instead of failing."""
     results, rows = Results(folder), []
     for measure in ROWS:
         try:
@@ -327,7 +330,7 @@ def scoreboard_rows(folder: str | Path) -> list[Row]:
     return rows
 
 
-def scoreboard_table(folder: str | Path, widths: tuple[int, ...] = WIDTHS) -> str:
+def scoreboard_table(folder: str | Path | None = None, widths: tuple[int, ...] = WIDTHS) -> str:
     """The scoreboard as plain text, each cell wrapped to its column (120 characters a line), rows apart."""
     header = ("paper", "claim", "here?", "measured in this course", "shown in")
     lines = ["  ".join(f"{h:<{w}}" for h, w in zip(header, widths)).rstrip(),

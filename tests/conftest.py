@@ -45,3 +45,30 @@ load_benchmark_module = load_script     # the name the tests used when every scr
 @pytest.fixture()
 def load_benchmark():
     return load_benchmark_module
+
+
+@pytest.fixture(scope="session")
+def course_wheel(tmp_path_factory):
+    """The course's wheel, built once per test session from a copy of what a clean clone holds (so that
+    setuptools' build/ and egg-info land in the copy, not in the working tree)."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out, src = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("src")
+    shutil.copytree(root / "dca_course", src / "dca_course", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(root / "results", src / "results")                       # setup.py copies files from both
+    shutil.copytree(root / "data" / "checkpoints", src / "data" / "checkpoints")
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
+        shutil.copy(root / name, src / name)
+    # Without build isolation where setuptools is here (offline machines); else pip fetches it as
+    # pyproject.toml's build-system asks (Python 3.12's venvs come without setuptools).
+    isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", str(out),
+                            str(src)], capture_output=True, text=True, cwd=out)
+    wheels = sorted(out.glob("dca_course-*.whl"))
+    assert build.returncode == 0 and len(wheels) == 1, f"pip wheel failed: {build.stderr[-2000:]}"
+    return wheels[0]

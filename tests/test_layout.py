@@ -51,7 +51,7 @@ def _imports(name: str, path: Path, names: dict, *, anywhere: bool) -> set[str]:
 # the basics every layer may use (fast: the models' faster forms, which the recipes turn on).  A module
 # imports from its own layer and the ones below it only.
 LAYERS = [
-    ("basics", ("dca_course", "errors", "io", "outputs", "metrics")),
+    ("basics", ("dca_course", "errors", "io", "outputs", "metrics", "shipped")),
     ("data", ("data",)),
     ("nn", ("nn",)),
     ("models", ("models",)),

@@ -1,5 +1,6 @@
 """Notebook 08's scoreboard (dca_course.scoreboard): every row finds its figures in results/, each verdict follows
-its rule and turns when the stored figures do, and the table prints without a results folder (a pip install)."""
+its rule and turns when the stored figures do, the table prints without a results folder, and by default it reads
+the course's own results through dca_course.shipped (the files the wheel ships)."""
 from __future__ import annotations
 
 import json
@@ -61,6 +62,10 @@ def test_without_results_every_row_names_the_file_it_needs(tmp_path):
     needs = [r for r in rows if r.verdict == "?"]
     assert needs and all(r.measured.startswith("results/") and r.measured.endswith("is not here") for r in needs)
     assert all(r.paper and r.claim for r in rows)
+
+
+def test_by_default_the_rows_read_the_shipped_results():
+    assert scoreboard_rows() == scoreboard_rows(RESULTS)      # in a clone, results_file() finds results/
 
 
 def test_a_claim_is_found_by_its_start_exactly_once():

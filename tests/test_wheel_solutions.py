@@ -3,7 +3,6 @@ repository beside it, and print every exercise's solution from there (what Colab
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,18 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out, src = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("src")
-    # Build from a copy of what the wheel is made of, so that setuptools' build/ and egg-info land there.
-    shutil.copytree(ROOT / "dca_course", src / "dca_course", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(out), str(src)], capture_output=True, text=True, cwd=out)
-    wheels = sorted(out.glob("dca_course-*.whl"))
-    if build.returncode != 0 or not wheels:
-        pytest.skip(f"cannot build the wheel here (pip wheel --no-build-isolation): {build.stderr[-500:]}")
-    return wheels[0]
+def wheel(course_wheel) -> Path:
+    return course_wheel           # built once for the session (tests/conftest.py)
 
 
 def test_the_wheel_holds_every_solution_file(wheel):
