@@ -196,10 +196,10 @@ def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entit
     examples (names recur across articles: a generator that cannot copy tends to write the
     frequent names it saw in training) plus ``entity_tokens``.
 
-    With ``contexts_of(event)`` (:func:`dca_course.data.synthnews.slot_contexts`), also
-    ``attributed_fact_recall`` (:func:`attributed_fact_recall`: each fact stated with what it is
-    about) and, on long articles, ``attributed_late_fact_recall``: the measures that a fixed list
-    of frequent words cannot game."""
+    Where every article names its ``event``, with ``contexts_of(event)``
+    (:func:`dca_course.data.synthnews.slot_contexts`) also ``attributed_fact_recall``
+    (:func:`attributed_fact_recall`: each fact stated with what it is about) and, on long articles,
+    ``attributed_late_fact_recall``: the measures that a fixed list of frequent words cannot game."""
     pairs = [(p, ex) for p, ex in zip(predictions, examples) if getattr(ex, "facts", None)]
     if not pairs:
         return {}
@@ -212,7 +212,7 @@ def fact_metrics(predictions: Sequence[Sequence[str]], examples: Sequence, entit
     late = [(p, ex, facts) for p, ex in pairs if (facts := late_facts(ex.source, ex.facts))]
     if late:     # long articles: the key facts beyond token 400, stated (over the articles that have some)
         out["late_fact_recall"] = mean(sum(contains(p, f) for f in facts) / len(facts) for p, _, facts in late)
-    if contexts_of is not None:
+    if contexts_of is not None and all("event" in ex.facts for _, ex in pairs):   # SynthNews: templates known
         out["attributed_fact_recall"] = mean(attributed_fact_recall(p, ex.facts, contexts_of(ex.facts["event"]))
                                              for p, ex in pairs)
         if late:

@@ -1,7 +1,8 @@
 """The shipped checkpoint of a 3-agent DCA on SynthNews-long (notebook 06 looks inside it).
 
     python experiments/dca_checkpoint.py make RUN_DIR     # slim RUN_DIR/last.pt into data/checkpoints/, with its JSON
-    python experiments/dca_checkpoint.py check            # recompute the stored check values (tests do the same)
+    python experiments/dca_checkpoint.py make --which pg400 RUN_DIR   # the same for the 400-word pointer-generator
+    python experiments/dca_checkpoint.py check            # recompute both checkpoints' check values (tests do the same)
     python experiments/dca_checkpoint.py inspect [--pg400 RUN]   # what it shows: agent attention, late facts, messages
 
 ``make`` keeps what ``dca_course.recipes.load_run`` needs (the weights, the configs, the vocabulary; no
@@ -36,6 +37,7 @@ from dca_course.recipes import load_run  # noqa: E402
 from dca_course.train import save_checkpoint  # noqa: E402
 
 FOLDER = ROOT / "data" / "checkpoints" / "dca3-synthnews-long"
+PG400_FOLDER = ROOT / "data" / "checkpoints" / "pg400-synthnews-long"
 COMMAND = ("python -m dca_course train dca --agents 3 --data synthnews-long --profile fast --device cpu --seed 0 "
            "--out runs/ckpt-dca3-fast-s0")
 PG400_COMMAND = ("python -m dca_course train pointer-generator --coverage --epochs 5 --coverage-epochs 1 --max-src 400 "
@@ -65,33 +67,46 @@ def check_values(folder: Path = FOLDER) -> dict:
                                              **misattribution(preds, examples, slot_contexts)}.items()}}
 
 
-def make(run: Path) -> None:
+CHECKPOINTS = {   # what `make` writes: folder, the command that trained the run, what it is
+    "dca": (FOLDER, COMMAND, "a 3-agent DCA (Celikyilmaz et al. 2018) trained on SynthNews-long by the command line, "
+                             "fast profile"),
+    "pg400": (PG400_FOLDER, PG400_COMMAND + " --out runs/pg400-s0",
+              "the pointer-generator with coverage (See et al. 2017) reading the first 400 words, trained on "
+              "SynthNews-long by the command line, fast profile: notebook 06's 400-word reader"),
+}
+
+
+def make(run: Path, which: str = "dca") -> None:
+    folder, command, what = CHECKPOINTS[which]
     state = torch.load(run / "last.pt", map_location="cpu", weights_only=True)
-    FOLDER.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(FOLDER / "last.pt", {k: state[k] for k in KEEP if k in state})
+    folder.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(folder / "last.pt", {k: state[k] for k in KEEP if k in state})
     metrics = json.loads((run / "metrics.json").read_text())
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     info = {
-        "what": "a 3-agent DCA (Celikyilmaz et al. 2018) trained on SynthNews-long by the command line, fast profile",
-        "command": COMMAND, "trained_at_commit": os.environ.get("TRAINED_AT", commit), "made_at_commit": commit,
+        "what": what, "command": command, "trained_at_commit": os.environ.get("TRAINED_AT", commit),
+        "made_at_commit": commit,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, OMP_NUM_THREADS=1",
         "torch": torch.__version__, "hparams": state["hparams"], "model_config": state["model_config"],
         "parameters": sum(t.numel() for t in state["model"].values()),
-        "file": {"name": "last.pt", "bytes": (FOLDER / "last.pt").stat().st_size,
-                 "sha256": hashlib.sha256((FOLDER / "last.pt").read_bytes()).hexdigest()},
-        "test_metrics": metrics, "check": check_values(FOLDER),
+        "file": {"name": "last.pt", "bytes": (folder / "last.pt").stat().st_size,
+                 "sha256": hashlib.sha256((folder / "last.pt").read_bytes()).hexdigest()},
+        "test_metrics": metrics, "check": check_values(folder),
     }
-    write_json(FOLDER / "checkpoint.json", info)
+    write_json(folder / "checkpoint.json", info)
     print(json.dumps({k: info[k] for k in ("file", "parameters")}, indent=1))
 
 
 def check() -> int:
-    stored = json.loads((FOLDER / "checkpoint.json").read_text())["check"]
-    now = check_values(FOLDER)
-    same = (abs(now["teacher_forced_nll"] - stored["teacher_forced_nll"]) <= 1e-5 * stored["teacher_forced_nll"]
-            and now["greedy_summaries"] == stored["greedy_summaries"])
-    print(json.dumps({k: (now[k], stored[k]) for k in now if k != "greedy_summaries"}, indent=1))
-    print("the same as stored:", same)
+    same = True
+    for folder in (FOLDER, PG400_FOLDER):
+        stored = json.loads((folder / "checkpoint.json").read_text())["check"]
+        now = check_values(folder)
+        ok = (abs(now["teacher_forced_nll"] - stored["teacher_forced_nll"]) <= 1e-5 * stored["teacher_forced_nll"]
+              and now["greedy_summaries"] == stored["greedy_summaries"])
+        print(folder.name, json.dumps({k: (now[k], stored[k]) for k in now if k != "greedy_summaries"}, indent=1))
+        print("the same as stored:", ok)
+        same = same and ok
     return 0 if same else 1
 
 
@@ -211,13 +226,15 @@ def main(argv=None) -> int:
     configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("make").add_argument("run", type=Path)
+    make_parser = sub.add_parser("make")
+    make_parser.add_argument("run", type=Path)
+    make_parser.add_argument("--which", choices=sorted(CHECKPOINTS), default="dca")
     sub.add_parser("check")
     sub.add_parser("inspect").add_argument("--pg400", type=Path, default=None,
                                            help=f"a run folder of `{PG400_COMMAND}`, to compare")
     args = parser.parse_args(argv)
     if args.command == "make":
-        make(args.run)
+        make(args.run, args.which)
         return 0
     if args.command == "check":
         return check()

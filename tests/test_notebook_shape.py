@@ -24,9 +24,9 @@ HISTORY = re.compile(r"used to show|will replace|earlier run|first run on a GPU|
                      r"has run too|rows stored so far|were loosened|last session|lab notes?\b", re.I)
 DIAGRAMS = {"00": "lineage", "01": "gru", "02": "seq2seq", "02b": "seq2seq", "03": "dmn", "03b": "dmn",
             "04": "copynet", "05": "pointer-generator", "06": "dca", "07": "self-critical"}
-# 06 and 07 take their new shape with the issue that changes what they teach ("The capstone pays off"):
-# until then their shape tests are expected to fail, and strict xfail says when one starts to pass.
-RESHAPED_WITH_CAPSTONE = {"06_deep_communicating_agents", "07_reinforcement_learning"}
+# 07 takes its new shape with the issue that changes what it teaches ("The capstone pays off"): until then its
+# shape tests are expected to fail, and strict xfail says when it starts to pass.
+RESHAPED_WITH_CAPSTONE = {"07_reinforcement_learning"}
 
 
 def _source(cell) -> str:

@@ -39,10 +39,15 @@ def test_repo_path_is_relative_to_the_repository(load_benchmark):
 # -- every result says what made it -------------------------------------------------------------
 def command_exists(command: str) -> bool:
     """``python experiments|benchmarks|tools/NAME.py ...`` with the script there, ``python -m
-    dca_course SUBCOMMAND ...`` with that subcommand, or ``make TARGET`` with that target."""
+    dca_course SUBCOMMAND ...`` with that subcommand, or ``make TARGET`` with that target; each may
+    start with environment settings (``ATEN_CPU_CAPABILITY=default python ...``)."""
     import shlex
 
     words = shlex.split(command)
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
+        words = words[1:]
+    if not words:
+        return False
     if words[:2] == ["python", "-m"]:
         return words[2] == "dca_course" and words[3] in {"train", "evaluate", "score", "data", "profiles"}
     if words[0] == "python":
