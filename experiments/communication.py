@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +41,10 @@ from dca_course.metrics import misattribution  # noqa: E402
 from dca_course.recipes import load_run  # noqa: E402
 
 RUNS_DIR = ROOT / "runs" / "communication"
+CHECKPOINT = ROOT / "data" / "checkpoints" / "dca3-synthnews-long"
+# k1-s0 is the shipped checkpoint, data/checkpoints/dca3-synthnews-long: the same command (K = 1 is the default)
+NOTES = ("K=1, seed 0 is the shipped checkpoint (data/checkpoints/dca3-synthnews-long), trained by the same command "
+         "with the default --context-layers 1.")
 LAYERS = (0, 1, 2)
 SEEDS = (0, 1, 2)
 METRICS = ("rouge1", "rouge2", "rougeL", "fact_recall", "attributed_fact_recall", "late_fact_recall",
@@ -55,8 +60,24 @@ def command(k: int, seed: int) -> str:
             f"--device cpu --seed {seed} --out runs/communication/k{k}-s{seed}")
 
 
+def checkpoint_as_run(runs_dir: Path) -> None:
+    """k1-s0 from the shipped checkpoint: its weights and its metrics on the test split."""
+    folder = runs_dir / "k1-s0"
+    if (folder / "metrics.json").is_file():
+        return
+    record = json.loads((CHECKPOINT / "checkpoint.json").read_text())
+    same = command(0, 0).replace(" --context-layers 0", "").split(" --out")[0]      # K = 1 is the default
+    if not record["command"].startswith(same):
+        raise SystemExit(f"dca-course: error: {CHECKPOINT}: trained by {record['command']!r}, not {same!r}")
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CHECKPOINT / "last.pt", folder / "last.pt")
+    write_json(folder / "metrics.json", {**record["test_metrics"], "note": NOTES,
+                                         "trained_at_commit": record["trained_at_commit"]})
+
+
 def run_all(runs_dir: Path) -> None:
     """Train every (K, seed) whose folder has no metrics.json yet, one after another (one thread each)."""
+    checkpoint_as_run(runs_dir)
     for seed in SEEDS:
         for k in LAYERS:
             if (runs_dir / f"k{k}-s{seed}" / "metrics.json").is_file():
@@ -115,34 +136,45 @@ def paired(rows: dict, metric: str, k: int) -> dict:
     return {"diffs": [round(d, 4) for d in diffs], "mean": round(m, 4), "se": round(se, 4), "verdict": verdict}
 
 
+def finished(runs_dir: Path) -> tuple[list[int], list[str]]:
+    """The K whose three seeds have finished runs, and the runs still missing."""
+    missing = [f"k{k}-s{s}" for k in LAYERS for s in SEEDS if not (runs_dir / f"k{k}-s{s}" / "metrics.json").is_file()]
+    return [k for k in LAYERS if not any(m.startswith(f"k{k}-") for m in missing)], missing
+
+
 def report(runs_dir: Path) -> None:
+    """Score the finished runs; K = 0 and at least one other K must have all three seeds."""
+    layers, missing = finished(runs_dir)
+    if 0 not in layers or len(layers) < 2:
+        raise SystemExit(f"dca-course: error: {runs_dir}: unfinished runs {', '.join(missing)} "
+                         "(python experiments/communication.py run)")
     rows = {}
-    for k in LAYERS:
+    for k in layers:
         for s in SEEDS:
-            folder = runs_dir / f"k{k}-s{s}"
-            if not (folder / "metrics.json").is_file():
-                raise SystemExit(f"dca-course: error: {folder}: no finished run (python experiments/communication.py run)")
-            print(f"scoring {folder.name}", flush=True)
-            rows[(k, s)] = score_run(folder)
+            print(f"scoring k{k}-s{s}", flush=True)
+            rows[(k, s)] = score_run(runs_dir / f"k{k}-s{s}")
     table = {f"K={k}": {m: {"values": [round(rows[(k, s)][m], 4) for s in SEEDS],
                             "mean": round(statistics.mean(rows[(k, s)][m] for s in SEEDS), 4),
                             "sd": round(statistics.stdev(rows[(k, s)][m] for s in SEEDS), 4)} for m in METRICS}
-             for k in LAYERS}
-    diffs = {f"K={k} minus K=0": {m: paired(rows, m, k) for m in METRICS} for k in LAYERS if k}
-    data = {"table": table, "paired": diffs, "seeds": list(SEEDS),
-            "commands": {f"k{k}-s{s}": command(k, s) for k in LAYERS for s in SEEDS},
-            "train_seconds": {f"k{k}-s{s}": rows[(k, s)]["train_seconds"] for k in LAYERS for s in SEEDS},
-            "example_summaries": {f"k{k}-s0": rows[(k, 0)]["example_summary"] for k in LAYERS}}
+             for k in layers}
+    diffs = {f"K={k} minus K=0": {m: paired(rows, m, k) for m in METRICS} for k in layers if k}
+    data = {"table": table, "paired": diffs, "seeds": list(SEEDS), "missing_runs": missing,
+            "commands": {f"k{k}-s{s}": command(k, s) for k in layers for s in SEEDS},
+            "train_seconds": {f"k{k}-s{s}": rows[(k, s)]["train_seconds"] for k in layers for s in SEEDS},
+            "example_summaries": {f"k{k}-s0": rows[(k, 0)]["example_summary"] for k in layers},
+            "notes": NOTES}
     md = ["# Communication: 3 agents with 0, 1 and 2 contextual layers", "",
           "SynthNews-long, fast profile, 6 epochs each; 300 test articles per seed (the seed draws the data); "
-          "mean and standard deviation over seeds 0, 1 and 2.", "",
-          "| measure | " + " | ".join(f"K={k}" for k in LAYERS) + " |", "|---" * (len(LAYERS) + 1) + "|"]
+          "mean and standard deviation over seeds 0, 1 and 2. " + NOTES, "",
+          "| measure | " + " | ".join(f"K={k}" for k in layers) + " |", "|---" * (len(layers) + 1) + "|"]
     md += [f"| {NAMES[m]} | " + " | ".join(f"{table[f'K={k}'][m]['mean']:.3f} ± {table[f'K={k}'][m]['sd']:.3f}"
-                                           for k in LAYERS) + " |" for m in METRICS]
+                                           for k in layers) + " |" for m in METRICS]
     md += ["", "Paired by seed (K minus K=0): mean ± standard error, and what two standard errors allow.", "",
            "| measure | " + " | ".join(diffs) + " |", "|---" * (len(diffs) + 1) + "|"]
     md += [f"| {NAMES[m]} | " + " | ".join(f"{d[m]['mean']:+.3f} ± {d[m]['se']:.3f} ({d[m]['verdict']})"
                                            for d in diffs.values()) + " |" for m in METRICS]
+    if missing:
+        md += ["", "Runs not finished yet (not in the tables): " + ", ".join(missing) + "."]
     write_report(RESULTS, "communication", data, "\n".join(md) + "\n", command=command_line(__file__),
                  config={"layers": list(LAYERS), "seeds": list(SEEDS), "runs_dir": str(runs_dir)},
                  measures=["dca_course/models/dca.py", "dca_course/recipes/dca.py", "dca_course/recipes/copying.py",
