@@ -24,9 +24,8 @@ HISTORY = re.compile(r"used to show|will replace|earlier run|first run on a GPU|
                      r"has run too|rows stored so far|were loosened|last session|lab notes?\b", re.I)
 DIAGRAMS = {"00": "lineage", "01": "gru", "02": "seq2seq", "02b": "seq2seq", "03": "dmn", "03b": "dmn",
             "04": "copynet", "05": "pointer-generator", "06": "dca", "07": "self-critical"}
-# 07 takes its new shape with the issue that changes what it teaches ("The capstone pays off"): until then its
-# shape tests are expected to fail, and strict xfail says when it starts to pass.
-RESHAPED_WITH_CAPSTONE = {"07_reinforcement_learning"}
+# Notebooks whose shape is expected to fail (strict xfail says when one starts to pass): none left.
+RESHAPED_WITH_CAPSTONE: set[str] = set()
 
 
 def _source(cell) -> str:

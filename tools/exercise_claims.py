@@ -95,8 +95,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     measures = {"02.3": ("test exact match of Seq2Seq with the solution's dot-product attention, 4 epochs", measure_02),
-                "07.3": ("sampled ROUGE-L on 100 held-out articles, RL with the solution's loss minus the MLE model "
-                         "(points)", None)}
+                "07.3": ("sampled ROUGE-L on 100 held-out articles, RL with the solution's loss minus the trained DCA "
+                         "it starts from (points)", None)}
     previous = json.loads((args.out / "exercise_claims.json").read_text()) if (args.out / "exercise_claims.json").is_file() \
         else {"exercises": {}}
     exercises = previous["exercises"]
