@@ -147,11 +147,6 @@ def _difference_range(number: str, first: str, second: str) -> tuple[float, floa
     return min(values), max(values)
 
 
-def _rounded_span(lo_hi) -> float:
-    """The range as the sentence computes it: from the rounded ends it prints."""
-    return round(lo_hi[1], 1) - round(lo_hi[0], 1)
-
-
 def printed(number: str, pattern: str) -> list[str]:
     """The groups of ``pattern`` in what the notebook's code cells print (a deterministic value the text quotes:
     nbval compares that output exactly, so the stored one is the measured one)."""
