@@ -58,3 +58,13 @@ def test_readme_figures_are_found_in_the_notebooks():
                            ("06", "agent_attention_heatmaps(ck_g")):
         image = ri.stored_figure(ri.notebook(prefix), marker)
         assert image.width > 200 and image.height > 100
+
+
+def test_every_model_notebook_saves_its_diagram(tmp_path):
+    """``--diagrams`` finds the saved picture each notebook opens its model with (00's lineage too)."""
+    ri = _script("readme_images")
+    assert ri.main(["--diagrams", str(tmp_path)]) == 0
+    written = sorted(p.stem for p in tmp_path.glob("*.png"))
+    for stem in ("00_lineage", "01_gru", "02_seq2seq", "03_dmn", "04_copynet", "05_pointer-generator", "06_dca",
+                 "07_self-critical"):
+        assert stem in written, (stem, written)

@@ -15,6 +15,10 @@
 
 A figure is found by the code that draws it, not by its cell number, so that editing a notebook
 does not move it; each image is scaled down and reduced to a palette to stay under 150 KB.
+
+``--diagrams DIR`` writes instead every model diagram as its notebook saved it, one PNG per notebook
+(``DIR/01_gru.png``, ..., the cell that calls ``diagram("NAME")``), full size: the pictures a reviewer
+looks at without opening the notebooks.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import argparse
 import base64
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,13 +111,33 @@ def save_small(image: Image.Image, path: Path, width: int) -> int:
     sys.exit(f"readme_images: could not bring {path.name} under {MAX_BYTES:,} bytes")
 
 
+def saved_diagrams() -> dict[str, Image.Image]:
+    """Every notebook's diagram as saved in it: ``{"01_gru": image, ...}`` (a notebook may open
+    with a diagram another notebook draws too; each is taken from its own notebook)."""
+    found = {}
+    for path in sorted(NOTEBOOKS.glob("[0-9]*_*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        names = sorted(set(re.findall(r'diagram\(\\"([a-z0-9+-]+)\\"\)', text)))
+        for name in names:
+            found[f"{path.stem.split('_')[0]}_{name}"] = stored_figure(path, f'diagram("{name}")')
+    return found
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
     parser.add_argument("--browser", action="store_true",
                         help="run the browser test on notebook 03 first, for a fresh explorer screenshot")
+    parser.add_argument("--diagrams", type=Path, metavar="DIR",
+                        help="write every notebook's saved model diagram to DIR (NN_NAME.png) instead")
     args = parser.parse_args(argv)
 
+    if args.diagrams:
+        args.diagrams.mkdir(parents=True, exist_ok=True)
+        for stem, image in saved_diagrams().items():
+            trim(image).save(args.diagrams / f"{stem}.png", optimize=True)
+            print(f"{args.diagrams / stem}.png: {image.width}x{image.height}")
+        return 0
     explorer = explorer_screenshot(args.browser)
     source = "the browser test's screenshot"
     if explorer is None:
