@@ -127,9 +127,9 @@ def score_run(folder: Path) -> dict:
     return row
 
 
-def paired(rows: dict, metric: str, k: int) -> dict:
-    """K minus 0, paired by seed: mean, standard error, and what it allows one to say."""
-    diffs = [rows[(k, s)][metric] - rows[(0, s)][metric] for s in SEEDS]
+def paired(rows: dict, metric: str, k: int, base: int = 0) -> dict:
+    """K minus ``base`` layers, paired by seed: mean, standard error, and what it allows one to say."""
+    diffs = [rows[(k, s)][metric] - rows[(base, s)][metric] for s in SEEDS]
     m = statistics.mean(diffs)
     se = statistics.stdev(diffs) / len(diffs) ** 0.5
     verdict = ("higher" if m - 2 * se > 0 else "lower" if m + 2 * se < 0 else "not distinguishable at this size")
@@ -157,7 +157,8 @@ def report(runs_dir: Path) -> None:
                             "mean": round(statistics.mean(rows[(k, s)][m] for s in SEEDS), 4),
                             "sd": round(statistics.stdev(rows[(k, s)][m] for s in SEEDS), 4)} for m in METRICS}
              for k in layers}
-    diffs = {f"K={k} minus K=0": {m: paired(rows, m, k) for m in METRICS} for k in layers if k}
+    diffs = {f"K={k} minus K={b}": {m: paired(rows, m, k, b) for m in METRICS}
+             for b in layers for k in layers if k > b}
     data = {"table": table, "paired": diffs, "seeds": list(SEEDS), "missing_runs": missing,
             "commands": {f"k{k}-s{s}": command(k, s) for k in layers for s in SEEDS},
             "train_seconds": {f"k{k}-s{s}": rows[(k, s)]["train_seconds"] for k in layers for s in SEEDS},
@@ -169,7 +170,8 @@ def report(runs_dir: Path) -> None:
           "| measure | " + " | ".join(f"K={k}" for k in layers) + " |", "|---" * (len(layers) + 1) + "|"]
     md += [f"| {NAMES[m]} | " + " | ".join(f"{table[f'K={k}'][m]['mean']:.3f} ± {table[f'K={k}'][m]['sd']:.3f}"
                                            for k in layers) + " |" for m in METRICS]
-    md += ["", "Paired by seed (K minus K=0): mean ± standard error, and what two standard errors allow.", "",
+    md += ["", "Paired by seed (the layers of one seed against those of another K): mean ± standard error, and what "
+           "two standard errors allow.", "",
            "| measure | " + " | ".join(diffs) + " |", "|---" * (len(diffs) + 1) + "|"]
     md += [f"| {NAMES[m]} | " + " | ".join(f"{d[m]['mean']:+.3f} ± {d[m]['se']:.3f} ({d[m]['verdict']})"
                                            for d in diffs.values()) + " |" for m in METRICS]

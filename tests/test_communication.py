@@ -51,3 +51,11 @@ def test_paired_says_only_what_two_standard_errors_allow(diffs, verdict):
     result = communication.paired(rows(diffs), "m", 1)
     assert result["verdict"] == verdict
     assert result["mean"] == pytest.approx(sum(diffs) / 3, abs=1e-4)
+
+
+def test_paired_against_another_base_subtracts_that_base():
+    scores = rows([0.10, 0.11, 0.12])
+    for s in communication.SEEDS:
+        scores[(2, s)] = {"m": scores[(1, s)]["m"] + 0.01 * (s + 1)}     # K = 2 a little above K = 1, seed by seed
+    assert communication.paired(scores, "m", 2, 1)["diffs"] == [0.01, 0.02, 0.03]
+    assert communication.paired(scores, "m", 2)["diffs"] == [0.11, 0.13, 0.15]

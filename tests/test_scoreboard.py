@@ -95,3 +95,17 @@ def test_the_attention_row_reads_02s_control_once_it_is_measured(tmp_path):
 
     assert verdict(0.01).verdict == "partly" and "no bottleneck shows" in verdict(0.01).measured
     assert verdict(-0.2).verdict == "yes"
+
+
+def test_the_communication_row_reads_the_deepest_k_and_turns_with_it(tmp_path):
+    folder = tmp_path / "results"
+    shutil.copytree(RESULTS, folder)
+    comm = json.loads((folder / "communication.json").read_text())
+    row = next(measure for measure in ROWS if measure.__name__ == "dca_communication")
+    for mean, se, verdict in ((2.0, 0.5, "yes"), (-2.0, 0.5, "no"), (0.9, 0.5, "partly")):
+        deep = json.loads(json.dumps(comm["paired"]["K=1 minus K=0"]))
+        deep["rougeL"].update(mean=mean, se=se)
+        comm["paired"]["K=7 minus K=0"] = deep                       # the deepest K is the one read
+        (folder / "communication.json").write_text(json.dumps(comm))
+        got, measured = row(Results(folder))
+        assert got == verdict and measured.startswith("7 contextual layers minus none"), (got, measured)
