@@ -406,7 +406,7 @@ def test_a_rows_profile_trains_that_rows_model_from_the_command_line(row, tmp_pa
     spec = BABI_ROWS[row]
     assert (model["variant"], model["input_module"], model["gate_features"], model["memory_update"]) == \
         (spec["dmn_variant"], spec["input_module"], spec["gate_features"], spec["memory_update"])
-    assert sorted(model["extensions"]) == sorted(k for k in ("time_features", "word_match") if spec[k])
+    assert sorted(model.get("extensions", [])) == sorted(k for k in ("time_features", "word_match") if spec[k])
     group = saved["optimizer"]["param_groups"][0]
     assert (group["lr"], group["weight_decay"]) == (BABI_CHOSEN[row]["lr"], BABI_CHOSEN[row]["weight_decay"])
     assert (saved["hparams"]["profile"], saved["hparams"]["max_passes"]) == (f"babi-{row}", BABI_CHOSEN[row]["max_passes"])

@@ -14,6 +14,7 @@ from dca_course.losses import (intermediate_rewards, rouge_reward, self_critical
                                sentence_advantages)
 from dca_course.models import DCA
 from dca_course.models.dca import AgentBiLSTM, MessageFunction, agent_messages, last_states
+from dca_course.models.extensions import ExtendedDCA
 from dca_course.models.pointer_generator import final_distribution
 
 
@@ -234,7 +235,8 @@ def test_message_function_and_mean_gradcheck():
 def test_multi_agent_distribution_sums_to_one_and_mixes_per_agent_pointers(vocab_mlp):
     vocab, batch, _ = _setup()
     seed_everything(0)
-    model = DCA(len(vocab), 8, 10, context_layers=2, extensions=["vocab_tanh"] if vocab_mlp == "tanh" else []).eval()
+    model = (ExtendedDCA(len(vocab), 8, 10, context_layers=2, extensions=["vocab_tanh"]) if vocab_mlp == "tanh"
+             else DCA(len(vocab), 8, 10, context_layers=2)).eval()
     mlp_hidden = torch.tanh if vocab_mlp == "tanh" else (lambda h: h)     # eqs. (11)-(12)'s "MLP", by hand
     with torch.no_grad():
         out = model(batch)

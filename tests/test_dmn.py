@@ -9,7 +9,9 @@ from dca_course import seed_everything
 from dca_course.__main__ import main
 from dca_course.data.babi import BabiExample, babi_vocab, make_dmn_batch
 from dca_course.data.batching import Batch
-from dca_course.models.dmn import DMN, dmn_features, dmn_loss, gate_supervision_loss, gated_gru_step, position_encoding, read_facts
+from dca_course.models.dmn import DMN, dmn_loss, gated_gru_step, position_encoding, read_facts
+from dca_course.models.dmn_gate import dmn_features, gate_supervision_loss
+from dca_course.models.extensions import ExtendedDMN
 from dca_course.nn import AttentionGRUCell
 from dca_course.registry import SpecError, load_data
 
@@ -30,7 +32,7 @@ def _setup(variant="dmn", **kw):
     seed_everything(0)
     exs = _examples()
     vocab = babi_vocab(exs)
-    model = DMN(len(vocab), 8, 10, passes=2, variant=variant, **kw)
+    model = (ExtendedDMN if "extensions" in kw else DMN)(len(vocab), 8, 10, passes=2, variant=variant, **kw)
     return exs, vocab, model, make_dmn_batch(exs, vocab)
 
 
@@ -155,7 +157,8 @@ def test_loss_includes_gates_only_when_asked_and_answer_decoder():
     both, stats2 = dmn_loss(model, batch, gate_supervision=True)
     assert "gate_loss" not in stats and "gate_loss" in stats2
     assert math.isclose(both.item(), plain.item() + stats2["gate_loss"], rel_tol=1e-5)
-    seq = DMN(model.vocab_size, 8, 10, passes=1, answer="sequence", max_answer=3)
+    seq = DMN(model.vocab_size, 8, 10, passes=1, answer="sequence")
+    seq.max_answer = 3
     out = seq(batch)
     assert out["logits"].shape == (2, batch.answer.size(1), model.vocab_size)   # answer + </s>
     answers, gates = seq.predict(batch)
@@ -236,14 +239,13 @@ def test_limit_train_keeps_examples_of_every_task():
     assert len(one.train) == 5
 
 
-def test_old_import_paths_are_the_same_objects():
-    """The batch moved next to the data; the model module and the package re-export it (recipes.py imports them there)."""
+def test_the_babi_package_exports_its_batching():
+    """The batch lives next to the data; the package re-exports it (the recipe imports it there)."""
     from dca_course.data import babi as _babi
     from dca_course.data.babi import batching
-    from dca_course.models import dmn
 
     for name in ("DMNBatch", "make_dmn_batch", "length_buckets", "babi_vocab", "SENTENCE_END"):
-        assert getattr(dmn, name) is getattr(batching, name) is getattr(_babi, name), name
+        assert getattr(batching, name) is getattr(_babi, name), name
     assert issubclass(_babi.DMNBatch, Batch)
     vocab = babi_vocab(_examples())
     assert vocab.itos[4] == "." and vocab.itos[5:] == _babi.vocabulary(_examples())     # "." first, then the words sorted
@@ -310,13 +312,13 @@ def test_the_last_pass_is_taught_every_supporting_fact_left_over():
     want = (math.log(2) + math.log(4 / 3) + math.log(2))
     assert math.isclose(gate_supervision_loss(scores, mask, sup, "dmn").item(), want, rel_tol=1e-6)
     # two passes, three facts: pass 1 takes fact 2 alone, pass 2 facts 0 and 1; -1 is skipped
-    from dca_course.models.dmn import gate_targets
+    from dca_course.models.dmn_gate import gate_targets
     t = gate_targets(torch.tensor([[2, 0, 1], [1, -1, -1]]), passes=2, n_facts=3)
     assert t.tolist() == [[[0, 0, 1], [1, 1, 0]], [[0, 1, 0], [0, 0, 0]]]
 
 
 def test_dmn_plus_feature_vector_has_four_comparisons_in_order():
-    from dca_course.models.dmn import dmn_plus_features
+    from dca_course.models.dmn_gate import dmn_plus_features
     c = torch.tensor([[[1.0, 2.0]]])
     m = torch.tensor([[3.0, -1.0]])
     q = torch.tensor([[0.5, 4.0]])
@@ -329,14 +331,14 @@ def test_dmn_plus_feature_vector_has_four_comparisons_in_order():
 
 
 def test_time_features_by_hand():
-    from dca_course.models.dmn import TIME_SCALE, time_features
+    from dca_course.models.extensions.time_features import TIME_SCALE, time_features
     t = torch.arange(5.0).expand(2, -1)
     mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
     where = torch.tensor([[2.0], [3.0]])        # previous pass read fact 2; row 2: the question (3 facts)
     f = time_features(t, where, mask) * TIME_SCALE
     assert f[0].tolist() == [[4, 2, 0], [3, 1, 0], [2, 0, 0], [1, 0, 1], [0, 0, 2]]
     assert f[1].tolist() == [[2, 3, 0], [1, 2, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0]]   # padded facts: 0
-    from dca_course.models.dmn import read_position
+    from dca_course.models.extensions.time_features import read_position
     g = torch.tensor([[0.0, 0.25, 0.0, 0.75, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]], requires_grad=True)
     p = read_position(g, t)
     assert p.tolist() == [[2.5], [0.0]] and not p.requires_grad     # 0.25 * 1 + 0.75 * 3; detached
@@ -351,7 +353,7 @@ def test_time_features_tell_the_gate_where_the_previous_pass_read():
     q = torch.randn(1, 10)
     mask = torch.ones(1, 4, dtype=torch.bool)
     t = torch.arange(4.0)[None]
-    from dca_course.models.dmn import time_features
+    from dca_course.models.extensions.time_features import time_features
     early = model.gate_scores(c, q, q, [time_features(t, torch.tensor([[0.0]]), mask)])
     late = model.gate_scores(c, q, q, [time_features(t, torch.tensor([[3.0]]), mask)])
     assert not torch.allclose(early, late)
@@ -426,15 +428,15 @@ def test_episodes_can_read_the_sentences_while_the_gates_compare_the_fused_facts
     # padded facts still get exactly zero gate
     assert (out["gates"][1, :, 2:] == 0).all()
     with pytest.raises(ValueError, match="positional sentence encoding"):
-        DMN(10, 4, 4, input_module="gru", extensions=["sentence_episodes"])
+        ExtendedDMN(10, 4, 4, input_module="gru", extensions=["sentence_episodes"])
     with pytest.raises(ValueError, match="unknown extension 'words'"):
-        DMN(10, 4, 4, extensions=["words"])
+        ExtendedDMN(10, 4, 4, extensions=["words"])
 
 
 def test_word_match_marks_each_fact_word_that_is_a_question_word_by_position():
     """R_t[i, j] = 1 exactly where word i of fact t is word j of the question, by hand; padding and
     words past MATCH_WORDS give nothing."""
-    from dca_course.models.dmn import MATCH_WORDS, word_match
+    from dca_course.models.extensions.word_match import MATCH_WORDS, word_match
     path = BabiExample(story=[["the", "office", "is", "east", "of", "the", "hallway"],
                               ["the", "kitchen", "is", "north", "of", "the", "office"]],
                        question=["how", "do", "you", "go", "from", "the", "kitchen", "to", "the", "office"],
@@ -463,7 +465,7 @@ def test_word_match_marks_each_fact_word_that_is_a_question_word_by_position():
 def test_word_match_does_not_depend_on_the_names():
     """Renaming a room everywhere (story and question) leaves every R_t as it was: the read says where
     the names are, not which names they are."""
-    from dca_course.models.dmn import word_match
+    from dca_course.models.extensions.word_match import word_match
     ex = BabiExample(story=[["the", "kitchen", "is", "north", "of", "the", "office"],
                             ["the", "garden", "is", "west", "of", "the", "kitchen"]],
                      question=["how", "do", "you", "go", "from", "the", "kitchen", "to", "the", "garden"],
@@ -483,7 +485,7 @@ def test_word_match_does_not_depend_on_the_names():
 def test_each_pass_reads_the_word_match_of_its_facts_into_the_memory(memory_update):
     """x^i = sum_t g^i_t R_t joins the memory update: m^i = ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i), or
     GRU([e^i; x^i], m^{i-1}); by hand from the model's own layers and gates."""
-    from dca_course.models.dmn import MATCH_WORDS, match_read, word_match
+    from dca_course.models.extensions.word_match import MATCH_WORDS, match_read, word_match
     _, vocab, model, batch = _setup("dmn+", input_module="fusion", memory_update=memory_update, extensions=["word_match"])
     model.eval()
     out = model(batch)
@@ -541,24 +543,6 @@ def test_evaluate_dmn_never_credits_unk_for_an_answer_outside_the_vocabulary():
     unseen = BabiExample(story=short.story, question=short.question, answer=["zanzibar"], supporting=[0], task=1)
     assert "zanzibar" not in vocab.stoi
     assert evaluate_dmn(SaysUnk(), [unseen], vocab)["accuracy"] == 0.0
-
-
-def test_a_checkpoint_of_an_earlier_version_with_retired_options_still_loads():
-    """``share_gru`` and ``gate_size`` are gone (nothing set them); a saved ``model_config`` that
-    holds them at the values the model now always uses loads, any other value is refused."""
-    from dca_course.recipes import DMNConfig, DMNRecipe
-    from dca_course.recipes.config import SpecError
-
-    _, vocab, model, batch = _setup()
-    recipe = DMNRecipe(DMNConfig())
-    old = dict(model.config, share_gru=True, gate_size=None)
-    again = recipe.model_from_config(old)
-    again.load_state_dict(model.state_dict())
-    assert torch.equal(again(batch)["logits"], model(batch)["logits"])
-    with pytest.raises(SpecError, match="share_gru=False"):
-        recipe.model_from_config(dict(model.config, share_gru=False))
-    with pytest.raises(TypeError):
-        DMN(10, 4, 4, share_gru=True)
 
 
 # -- the babi-1k profile: the headline run from the command line ---------------------------------

@@ -1,7 +1,10 @@
-"""The course's additions as extensions (dca_course.models.extensions): the same numbers as the
-constructor switches they replace, the recipe's knobs build them, and checkpoints made with the
-switches still load."""
+"""The course's additions as subclasses of the paper models (dca_course.models.extensions): the same
+numbers as the constructor switches they replaced, the paper classes hold their papers' choices only,
+the recipes build the paper class unless a knob asks for an addition, and a checkpoint's config names
+its class."""
+import ast
 import inspect
+from pathlib import Path
 
 import pytest
 import torch
@@ -10,8 +13,8 @@ from dca_course import seed_everything
 from dca_course.data.babi import babi_vocab, make_dmn_batch
 from dca_course.models.dca import DCA
 from dca_course.models.dmn import DMN
-from dca_course.models.extensions import (DMNExtension, SentenceEpisodes, TimeFeatures, VocabTanh, WordMatch,
-                                          make_extensions)
+from dca_course.models.extensions import (DMNExtension, ExtendedDCA, ExtendedDMN, SentenceEpisodes, TimeFeatures,
+                                          VocabTanh, WordMatch, make_extensions)
 from test_dmn import _examples
 
 ALL_THREE = ["time_features", "sentence_episodes", "word_match"]
@@ -24,7 +27,7 @@ def _dmn(**kw):
     seed_everything(0)
     exs = _examples()
     vocab = babi_vocab(exs)
-    return vocab, DMN(len(vocab), 8, 10, passes=2, **kw), make_dmn_batch(exs, vocab)
+    return vocab, (ExtendedDMN if "extensions" in kw else DMN)(len(vocab), 8, 10, passes=2, **kw), make_dmn_batch(exs, vocab)
 
 
 # Recorded at 34558d7 (before the extensions) with the switches time_features=True,
@@ -59,25 +62,44 @@ def test_a_dmn_with_the_extensions_gives_the_numbers_of_the_old_switches(name):
 
 def test_a_dca_with_vocab_tanh_gives_the_numbers_of_vocab_mlp_tanh():
     u = torch.randn(2, 30, generator=torch.Generator().manual_seed(3))
-    for extensions, want in (([], [0.29733, -0.075524, 0.555918, -0.073222]),
-                             ([VocabTanh()], [0.270414, -0.022632, 0.437065, -0.058402])):
+    for make, want in ((lambda: DCA(30, 8, 10, context_layers=1), [0.29733, -0.075524, 0.555918, -0.073222]),
+                       (lambda: ExtendedDCA(30, 8, 10, context_layers=1, extensions=[VocabTanh()]),
+                        [0.270414, -0.022632, 0.437065, -0.058402])):
         torch.manual_seed(0)
-        model = DCA(30, 8, 10, context_layers=1, extensions=extensions)
+        model = make()
         assert torch.allclose(model.vocab_logits(u)[0, :4], torch.tensor(want), atol=2e-6)
-        assert model.config["extensions"] == [e.name for e in extensions]
-    plain, tanh = DCA(30, 8, 10), DCA(30, 8, 10, extensions=["vocab_tanh"])
+    assert "extensions" not in DCA(30, 8, 10).config
+    plain, tanh = DCA(30, 8, 10), ExtendedDCA(30, 8, 10, extensions=["vocab_tanh"])
+    assert tanh.config == dict(plain.config, extensions=["vocab_tanh"])
     assert plain.state_dict().keys() == tanh.state_dict().keys()          # no parameters of its own
 
 
-def test_the_dmn_constructor_holds_the_papers_choices_only():
+def _imports(module) -> set:
+    """The modules ``module``'s file imports, relative ones as written (``.extensions``)."""
+    tree = ast.parse(Path(module.__file__).read_text())
+    return {"." * n.level + (n.module or "") if isinstance(n, ast.ImportFrom) else a.name
+            for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+            for a in (n.names if isinstance(n, ast.Import) else [n])}
+
+
+def test_the_paper_classes_hold_the_papers_choices_only():
+    from dca_course.models import dca, dmn
+
     params = list(inspect.signature(DMN.__init__).parameters)[1:]
-    assert len(params) == 15                                              # 17 with the three switches
-    assert not {"time_features", "word_match", "episode_reads"} & set(params)
+    assert len(params) <= 10
+    assert params == ["vocab_size", "emb_size", "hidden_size", "passes", "variant", "answer", "input_module",
+                      "gate_features", "memory_update", "dropout"]
+    assert "extensions" not in inspect.signature(DCA.__init__).parameters
     assert "vocab_mlp" not in inspect.signature(DCA.__init__).parameters
-    # without extensions: the paper's sizes
+    # neither module refers to the course's additions
+    for module in (dmn, dca):
+        assert not any("extensions" in name for name in _imports(module)), module.__name__
+        assert "extension" not in Path(module.__file__).read_text().lower(), module.__name__
+    # the paper's sizes, and no extension anywhere
     _, model, _ = _dmn(variant="dmn+", input_module="fusion", memory_update="relu")
+    assert type(model) is DMN and "extensions" not in model.config
     assert model.gate_hidden.in_features == 7 * 10 + 2 and model.memory_layers[0].in_features == 3 * 10
-    assert list(model.extensions) == [] and model.config["extensions"] == []
+    assert not hasattr(model, "extensions")
 
 
 def test_each_extension_says_its_size_at_its_hook():
@@ -92,9 +114,9 @@ def test_each_extension_says_its_size_at_its_hook():
     with pytest.raises(ValueError, match="given twice"):
         make_extensions(["word_match", WordMatch()], DMNExtension)
     with pytest.raises(TypeError):
-        DMN(10, 4, 4, extensions=[VocabTanh()])                              # a DCA extension
+        ExtendedDMN(10, 4, 4, extensions=[VocabTanh()])                      # a DCA extension
     with pytest.raises(ValueError, match="unknown extension"):
-        DCA(10, 4, 4, extensions=["word_match"])
+        ExtendedDCA(10, 4, 4, extensions=["word_match"])
 
     class ReadsWords(DMNExtension):
         name = "reads_words"
@@ -102,60 +124,46 @@ def test_each_extension_says_its_size_at_its_hook():
         def episode_input(self, model, batch, c):
             return c
     with pytest.raises(ValueError, match="at most one extension"):
-        DMN(10, 4, 4, input_module="fusion", extensions=["sentence_episodes", ReadsWords()])
+        ExtendedDMN(10, 4, 4, input_module="fusion", extensions=["sentence_episodes", ReadsWords()])
 
 
-def test_the_recipe_builds_the_extensions_from_its_knobs():
+def test_the_recipe_builds_the_paper_class_unless_a_knob_asks_for_an_addition():
     from dca_course.recipes import DMNConfig, DMNRecipe
     from dca_course.recipes.dca import DCAConfig, DCARecipe
 
     vocab = babi_vocab(_examples())
     model = DMNRecipe(DMNConfig(input_module="fusion", time_features=True, word_match=True,
                                 episode_reads="sentences")).build_model(vocab)
-    assert model.config["extensions"] == ALL_THREE
-    assert DMNRecipe(DMNConfig()).build_model(vocab).config["extensions"] == []
-    assert DMNRecipe(DMNConfig(word_match=True)).build_model(vocab).config["extensions"] == ["word_match"]
-    assert DCARecipe(DCAConfig(vocab_mlp="tanh")).build_model(vocab).config["extensions"] == ["vocab_tanh"]
-    assert DCARecipe(DCAConfig()).build_model(vocab).config["extensions"] == []
+    assert type(model) is ExtendedDMN and model.config["extensions"] == ALL_THREE
+    assert type(DMNRecipe(DMNConfig()).build_model(vocab)) is DMN
+    assert type(DMNRecipe(DMNConfig.from_profile("full")).build_model(vocab)) is DMN
+    built = DMNRecipe(DMNConfig(word_match=True)).build_model(vocab)
+    assert type(built) is ExtendedDMN and built.config["extensions"] == ["word_match"]
+    tanh = DCARecipe(DCAConfig(vocab_mlp="tanh")).build_model(vocab)
+    assert type(tanh) is ExtendedDCA and tanh.config["extensions"] == ["vocab_tanh"]
+    assert type(DCARecipe(DCAConfig()).build_model(vocab)) is DCA
 
 
-def test_a_checkpoint_made_with_the_switches_loads_with_its_weights():
-    """A ``model_config`` of an earlier version holds ``time_features``, ``episode_reads`` and
-    ``word_match``, and its state dict the projection as ``sentence_proj.weight``: it loads as the
-    model with the three extensions, with the same outputs."""
+def test_a_checkpoints_config_names_its_class():
+    """``model_from_config`` builds the paper class from its config, the extended class from one
+    that names ``extensions``; the weights load strictly either way, with the same outputs."""
     from dca_course.recipes import DMNConfig, DMNRecipe
-    from dca_course.recipes.config import SpecError
-
-    _, model, batch = _dmn(variant="dmn+", input_module="fusion", memory_update="relu", extensions=ALL_THREE)
-    model.eval()
-    old_config = {k: v for k, v in model.config.items() if k != "extensions"}
-    old_config.update(time_features=True, episode_reads="sentences", word_match=True)
-    old_state = {("sentence_proj.weight" if k == "extensions.sentence_episodes.proj.weight" else k): v
-                 for k, v in model.state_dict().items()}
-    assert "sentence_proj.weight" in old_state
-    recipe = DMNRecipe(DMNConfig())
-    again = recipe.model_from_config(old_config)
-    again.load_state_dict(old_state)                                      # strict: every weight in place
-    again.eval()
-    assert again.config["extensions"] == ALL_THREE
-    assert torch.equal(again(batch)["logits"], model(batch)["logits"])
-    # the switches off: no extension
-    plain = dict(old_config, time_features=False, episode_reads="facts", word_match=False)
-    assert recipe.model_from_config(plain).config["extensions"] == []
-    with pytest.raises(SpecError, match="episode_reads='words'"):
-        recipe.model_from_config(dict(old_config, episode_reads="words"))
-
-
-def test_a_dca_checkpoint_with_vocab_mlp_loads():
     from dca_course.recipes.dca import DCAConfig, DCARecipe
 
-    recipe = DCARecipe(DCAConfig())
-    model = DCA(30, 8, 10)
-    old = {k: v for k, v in model.config.items() if k != "extensions"}
-    assert recipe.model_from_config(dict(old, vocab_mlp="linear")).config["extensions"] == []
-    tanh = recipe.model_from_config(dict(old, vocab_mlp="tanh"))
-    assert list(tanh.extensions) == ["vocab_tanh"]
-    tanh.load_state_dict(model.state_dict())
+    recipe = DMNRecipe(DMNConfig())
+    for kw in (dict(variant="dmn+", input_module="fusion", memory_update="relu", extensions=ALL_THREE), {}):
+        _, model, batch = _dmn(**kw)
+        model.eval()
+        again = recipe.model_from_config(model.config)
+        again.load_state_dict(model.state_dict())                      # strict: every weight in place
+        again.eval()
+        assert type(again) is type(model) and again.config == model.config
+        assert torch.equal(again(batch)["logits"], model(batch)["logits"])
+    dca_recipe = DCARecipe(DCAConfig())
+    for model in (DCA(30, 8, 10), ExtendedDCA(30, 8, 10, extensions=["vocab_tanh"])):
+        again = dca_recipe.model_from_config(model.config)
+        again.load_state_dict(model.state_dict())
+        assert type(again) is type(model) and again.config == model.config
 
 
 def test_intervening_mass_counts_the_relevance_strictly_between_a_fact_and_the_last_read():

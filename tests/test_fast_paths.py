@@ -320,14 +320,21 @@ def test_copynet_fast_form_equals_the_paper_code(dtype, tol):
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
-def test_dca_fast_form_equals_the_paper_code(dtype, tol):
+@pytest.mark.parametrize("extended", [False, True], ids=["DCA", "ExtendedDCA"])
+def test_dca_fast_form_equals_the_paper_code(dtype, tol, extended):
     from dca_course.data.agents import collate_agents
+    from dca_course.fast.models import FastExtendedDCA
+    from dca_course.models.extensions import ExtendedDCA
 
     dca_course.seed_everything(0)
     vocab = _vocab()
-    model = DCA(len(vocab), 8, 6, context_layers=1).to(dtype)
+    if extended:   # the course's tanh in the vocabulary MLP: its own vocab_logits, FastDCA's the rest
+        model = ExtendedDCA(len(vocab), 8, 6, context_layers=1, extensions=["vocab_tanh"]).to(dtype)
+    else:
+        model = DCA(len(vocab), 8, 6, context_layers=1).to(dtype)
     examples = _examples()
     batch = collate_agents(examples, vocab, n_agents=3)
+    assert type(fast_copy(model)) is (FastExtendedDCA if extended else FastDCA)
     fast = _loss_and_grads(fast_copy(model), batch, False)
     ref = _loss_and_grads(model, batch, False)
     assert torch.allclose(fast[0], ref[0], atol=tol, rtol=0)

@@ -236,19 +236,6 @@ def test_decode_lengths_are_resolved_from_the_data_and_saved(tmp_path):
     assert (config.for_data(Dataset("e", "summaries", [], [], [])).max_decode) == 100
 
 
-def test_seq2seq_checkpoint_config_of_an_earlier_version_loads():
-    from dca_course.models import Seq2Seq
-    from dca_course.recipes import Seq2SeqConfig, Seq2SeqRecipe
-    from dca_course.recipes.config import SpecError
-
-    recipe = Seq2SeqRecipe(Seq2SeqConfig())
-    model = recipe.model_from_config(dict(vocab_size=9, emb_size=4, hidden_size=6, attn_size=None, dropout=0.0,
-                                          pad_id=0))
-    assert isinstance(model, Seq2Seq) and model.config == dict(vocab_size=9, emb_size=4, hidden_size=6, pad_id=0)
-    with pytest.raises(SpecError, match="dropout=0.2"):
-        recipe.model_from_config(dict(vocab_size=9, emb_size=4, hidden_size=6, dropout=0.2))
-
-
 # -- one source for a model's defaults -----------------------------------------------------------
 #: Whose values a model's constructor defaults are: the papers' sizes (the ``full`` profile), but the
 #: ``fast`` profile for the two small models of notebooks 01 and 03 (a new model needs no entry).

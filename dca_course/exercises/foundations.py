@@ -395,7 +395,7 @@ __all__.append("check_attention")
 def check_dmn_features(features, *, hidden_size: int = 5, batch: int = 3, facts: int = 4, seed: int = 0,
                        atol: float = 1e-5) -> bool:
     """Compare a learner's feature vector ``features(c, m, q, W_b)`` with the DMN's
-    (:func:`dca_course.models.dmn.dmn_features`, Kumar et al. section 2.3)::
+    (:func:`dca_course.models.dmn_gate.dmn_features`, Kumar et al. section 2.3)::
 
         z(c, m, q) = [c, m, q, c*q, c*m, |c-q|, |c-m|, c^T W_b q, c^T W_b m]
 
@@ -403,7 +403,7 @@ def check_dmn_features(features, *, hidden_size: int = 5, batch: int = 3, facts:
     (batch, facts, 7H + 2).  Prints PASS or FAIL, naming the first of the nine parts that
     differs, and returns ``True`` or ``False``.
     """
-    from ..models.dmn import dmn_features
+    from ..models.dmn_gate import dmn_features
 
     name = getattr(features, "__name__", type(features).__name__)
     what = f"check_dmn_features({name})"

@@ -6,7 +6,7 @@ under a profiler hook (``sys.setprofile``, the hook ``cProfile`` uses) that reco
 any result, the first call of
 
 * a Python function or method that *is* the answer (matched by its code object, so a notebook's own
-  ``from dca_course.models.dmn import dmn_features`` is seen as well as the module attribute),
+  ``from dca_course.models.dmn_gate import dmn_features`` is seen as well as the module attribute),
 * a built-in operation that the exercise asks the learner to do without (``scatter_add``,
   ``cumsum``, ``torch._VF.gru_cell``: matched by the name PyTorch gives it),
 * any function of a package or module that computes the answer (``rouge_score``, ``statistics``).

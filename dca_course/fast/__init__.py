@@ -20,13 +20,14 @@ from torch import nn
 
 from ..models.copynet import CopyNet
 from ..models.dca import DCA
+from ..models.extensions import ExtendedDCA
 from ..models.pointer_generator import PointerGenerator
 from ..nn.attention import AdditiveAttention
 from .attention import FastAdditiveAttention, attention_over_steps, step_keys
 from .copying import log_final_distribution, log_gen_copy, log_mixed_distribution
-from .models import FastCopyNet, FastDCA, FastPointerGenerator, teacher_forcing
+from .models import FastCopyNet, FastDCA, FastExtendedDCA, FastPointerGenerator, teacher_forcing
 
-__all__ = ["accelerate", "paper_code", "FAST_FORMS", "FastAdditiveAttention", "FastCopyNet", "FastDCA",
+__all__ = ["accelerate", "paper_code", "FAST_FORMS", "FastAdditiveAttention", "FastCopyNet", "FastDCA", "FastExtendedDCA",
            "FastPointerGenerator", "attention_over_steps", "log_final_distribution", "log_gen_copy",
            "log_mixed_distribution", "step_keys", "teacher_forcing"]
 
@@ -36,6 +37,7 @@ FAST_FORMS: dict[type, type] = {
     CopyNet: FastCopyNet,
     PointerGenerator: FastPointerGenerator,
     DCA: FastDCA,
+    ExtendedDCA: FastExtendedDCA,
 }
 
 

@@ -27,6 +27,7 @@ from torch import nn
 from ..data.vocab import extended_to_vocab
 from ..models.copynet import CopyNet
 from ..models.dca import DCA
+from ..models.extensions import ExtendedDCA
 from ..models.pointer_generator import PointerGenerator
 from ..models.teacher_forcing import teacher_inputs
 from ..nn.copying import oov_slots, safe_log
@@ -205,3 +206,7 @@ class FastDCA(DCA):
         """Teacher forcing (:func:`teacher_forcing`); ``log_probs=False``: ``target_log_probs``
         (batch, T), log P(y*_t), instead of ``log_probs`` (None)."""
         return teacher_forcing(self, batch, log_probs)
+
+
+class FastExtendedDCA(ExtendedDCA, FastDCA):
+    """:class:`~dca_course.models.extensions.ExtendedDCA` (its own vocabulary MLP), otherwise :class:`FastDCA`."""

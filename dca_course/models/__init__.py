@@ -1,5 +1,5 @@
-"""The course's models, one paper a module; what neither paper has is in :mod:`.extensions`, modules
-that the paper models call at named hooks.
+"""The course's models, one paper a module; what neither paper has is in :mod:`.extensions`, as
+subclasses of the paper models.
 
 Every source -> target model speaks the same decoding protocol, so greedy search, sampling,
 beam search, the trainer and the evaluator serve them all:

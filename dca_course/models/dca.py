@@ -54,11 +54,8 @@ x_t = [E y_{t-1}; c*_{t-1}] (the previous context fed back).  At step t, with st
 
 The paper names an MLP and gives neither its layers nor its activation.  Here it is the
 pointer-generator's eq. (4), two linear maps with nothing between them:
-MLP(u) = W_out (W_h u + b_h) + b_out, so, strictly, not an MLP.  A tanh between them is the
-course's experiment, not the paper's: the extension
-:class:`~dca_course.models.extensions.vocab_tanh.VocabTanh` (``extensions=["vocab_tanh"]``,
-``--vocab-mlp tanh``), which the model calls on W_h u + b_h before W_out; its runs are in
-``results/dca_vocab_mlp.md``.
+MLP(u) = W_out (W_h u + b_h) + b_out, so, strictly, not an MLP.  A tanh between them
+(``--vocab-mlp tanh``) is the course's addition, not the paper's, and not in this module.
 
 Multi-agent pointer network: each agent has its own generation probability and its own
 distribution over the extended vocabulary, and the agent attention mixes them::
@@ -91,7 +88,6 @@ from ..data.vocab import extended_to_vocab
 from ..nn.attention import AdditiveAttention
 from ..nn.copying import final_distribution, oov_slots, safe_log
 from ..nn.encoders import BiRNN
-from .extensions import DCAExtension, make_extensions
 from .teacher_forcing import teacher_forcing
 
 __all__ = ["DCA", "AgentBiLSTM", "MessageFunction", "agent_messages", "last_states", "mix_agents"]
@@ -177,26 +173,21 @@ class DCA(nn.Module):
 
     ``context_layers`` is K (0 gives agents that never talk); ``contextual=True`` uses eq. (12)
     for the vocabulary distribution, ``False`` eq. (11).  The number of agents is the batch's
-    (``batch.src`` is (batch, agents, len)), not a parameter.  ``extensions``: the course's additions
-    (:mod:`dca_course.models.extensions`, modules or names), none by default.
+    (``batch.src`` is (batch, agents, len)), not a parameter.
     """
 
     extended_vocab = True
-    #: constructor switches of earlier versions that are extensions now: {option: {value: the
-    #: extension it asks for, None for none}} (a checkpoint's ``model_config`` may hold them)
-    FORMER_SWITCHES = {"vocab_mlp": {"linear": None, "tanh": "vocab_tanh"}}
 
     def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256,
                  context_layers: int = 2, attn_size: int | None = None, contextual: bool = True,
-                 pad_id: int = 0, unk_id: int = 1, extensions=()):
+                 pad_id: int = 0, unk_id: int = 1):
         super().__init__()
-        self.extensions = make_extensions(extensions, DCAExtension)     # no parameters of their own
         self.vocab_size = vocab_size
         self.unk_id = unk_id
         self.contextual = contextual
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size,
                            context_layers=context_layers, attn_size=attn_size, contextual=contextual,
-                           pad_id=pad_id, unk_id=unk_id, extensions=list(self.extensions))
+                           pad_id=pad_id, unk_id=unk_id)
         H, A = hidden_size, attn_size or hidden_size
         self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
         self.local = AgentBiLSTM(emb_size, H)                                   # eqs. (1)-(2)
@@ -276,11 +267,8 @@ class DCA(nn.Module):
 
     def vocab_logits(self, features: torch.Tensor) -> torch.Tensor:
         """MLP([s_t; c*_t; c*_{t-1}]) of eq. (12) (or of [s_t; c*_t], eq. 11): the logits of P_voc,
-        W_out (W_h u + b_h) + b_out, the extensions' ``vocab_hidden`` applied between the two maps."""
-        hidden = self.out_hidden(features)                                      # W_h u + b_h
-        for ext in self.extensions.values():
-            hidden = ext.vocab_hidden(hidden)
-        return self.out(hidden)                                                 # W_out ... + b_out
+        W_out (W_h u + b_h) + b_out."""
+        return self.out(self.out_hidden(features))                              # W_out (W_h u + b_h) + b_out
 
     def readout_inputs(self, r: dict):
         """What every readout starts from: the vocabulary logits (eq. 12 / 11), each agent's

@@ -1,6 +1,6 @@
 """Dynamic Memory Networks (Kumar et al. 2016, "Ask Me Anything"), with the episodic memory of
 DMN+ (Xiong et al. 2016, "Dynamic Memory Networks for Visual and Textual Question Answering") as
-an option.  Equations and choices; what they measured is in ``results/babi_real_1k*.md``.
+an option: the papers' equations and choices, nothing else.
 
 **Input module** (Kumar 2.1).  One GRU over the story's words, an end-of-sentence mark after each
 sentence; fact ``c_t`` is the state at sentence t's mark::
@@ -46,16 +46,10 @@ per pass (after Sukhbaatar et al. 2015)::
 
     m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i)                                         (DMN+ memory)
 
-**The course's additions** (in neither paper) are not switches of this model: they are modules of
-:mod:`dca_course.models.extensions`, given as ``extensions=(...)`` (or by name), that the DMN calls
-at six hooks (:class:`~dca_course.models.extensions.hooks.DMNExtension`): *extra gate features*
-appended to z (``time_features``), *what the episode reads* in place of c_t (``sentence_episodes``),
-*extra memory-update input* read beside e^i (``word_match``), *a second look* of the gate
-(``intervening_facts``), and ``build``, where an extension makes its layers (``begin``, once a
-batch, prepares what the others read).  Without extensions the DMN is the papers' model above.
-
 **Batches and masks.**  :class:`DMNBatch`, :func:`make_dmn_batch`, :func:`length_buckets` and
-:func:`babi_vocab` live with the bAbI data (:mod:`dca_course.data.babi.batching`; re-exported here).
+:func:`babi_vocab` live with the bAbI data (:mod:`dca_course.data.babi.batching`); the gate's
+features and supervision in :mod:`.dmn_gate`, scoring in :mod:`.dmn_eval`.  Word ids ``<pad>``,
+``<s>`` and ``</s>`` are every course vocabulary's (:class:`dca_course.data.vocab.Vocab`).
 Padded facts get exactly zero gate (sigmoid gates times the mask; :func:`dca_course.nn.masked_softmax`
 for DMN+), so they leave the episode unchanged.
 """
@@ -65,17 +59,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data.babi.batching import (SENTENCE_END, DMNBatch, babi_vocab, length_buckets,  # noqa: F401
-                                  make_dmn_batch)     # (re-exported: the batch lives with the data)
+from ..data.babi.batching import DMNBatch
+from ..data.vocab import Vocab
 from ..nn.attention import masked_softmax
 from ..nn.gru import AttentionGRUCell
-from .dmn_gate import (GATE_FEATURES, dmn_features, dmn_plus_features, gate_supervision_loss,  # noqa: F401
-                       gate_targets)  # (re-exported)
-from .dmn_eval import answer_mode_for, evaluate_dmn, explain_dmn  # noqa: F401  (re-exported)
-from .extensions import DMNExtension, make_extensions
-from .extensions.time_features import (TIME_FEATURES, TIME_SCALE, read_position,  # noqa: F401  (re-exported)
-                                       time_features)
-from .extensions.word_match import MATCH_WORDS, match_read, word_match  # noqa: F401  (re-exported)
+from .dmn_gate import GATE_FEATURES, dmn_features, dmn_plus_features, gate_supervision_loss
 
 VARIANTS = ("dmn", "dmn+")
 INPUT_MODULES = ("gru", "fusion")
@@ -119,6 +107,15 @@ def gated_gru_step(cell: nn.Module, c_t: torch.Tensor, h: torch.Tensor, g_t: tor
     return g_t * cell(c_t, h) + (1 - g_t) * h
 
 
+def stack_passes(q: torch.Tensor, passes: list) -> dict:
+    """The episodic memory's output from m^0 = q and each pass's ``(m^i, e^i, scores, g^i)``:
+    ``memories`` (batch, passes + 1, H), ``episodes`` (batch, passes, H), ``scores`` and ``gates``
+    (batch, passes, facts)."""
+    memories, episodes, scores, gates = zip(*passes)
+    return {"memories": torch.stack([q, *memories], 1), "episodes": torch.stack(episodes, 1),
+            "scores": torch.stack(scores, 1), "gates": torch.stack(gates, 1)}
+
+
 # -- the model ---------------------------------------------------------------------------------
 class DMN(nn.Module):
     """A Dynamic Memory Network (see the module docstring for the modules and equations).
@@ -132,23 +129,16 @@ class DMN(nn.Module):
     * ``"facts"`` (batch, facts, H), ``"question"`` (batch, H), ``"memories"`` (batch, passes + 1, H)
       holding m^0 = q, m^1, ..., ``"episodes"`` (batch, passes, H).
 
-    The constructor takes the papers' choices; ``extensions`` (modules of
-    :mod:`dca_course.models.extensions`, or their names) adds the course's additions at their hooks.
+    The constructor takes the papers' choices only.  ``max_answer``: the longest answer the
+    sequence decoder gives when it feeds back its own words (without ``</s>``).
     """
 
-    #: constructor options of earlier versions, and the value a checkpoint may hold for each
-    RETIRED = {"share_gru": True, "gate_size": None}
-    #: constructor switches of earlier versions that are extensions now: {option: {value: the
-    #: extension it asks for, None for none}} (a checkpoint's ``model_config`` may hold them)
-    FORMER_SWITCHES = {"time_features": {False: None, True: "time_features"},
-                       "episode_reads": {"facts": None, "sentences": "sentence_episodes"},
-                       "word_match": {False: None, True: "word_match"}}
+    pad_id, bos_id, eos_id = Vocab.pad_id, Vocab.bos_id, Vocab.eos_id
+    max_answer = 4
 
     def __init__(self, vocab_size: int, emb_size: int = 64, hidden_size: int = 64, *, passes: int = 3,
                  variant: str = "dmn", answer: str = "word", input_module: str = "gru",
-                 gate_features: str = "dmn", memory_update: str = "gru", dropout: float = 0.0,
-                 max_answer: int = 4, pad_id: int = 0, bos_id: int = 2, eos_id: int = 3,
-                 extensions=()):
+                 gate_features: str = "dmn", memory_update: str = "gru", dropout: float = 0.0):
         super().__init__()
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
@@ -158,53 +148,47 @@ class DMN(nn.Module):
             raise ValueError(f"memory_update must be 'gru' or 'relu', not {memory_update!r}")
         if input_module not in INPUT_MODULES:
             raise ValueError(f"input_module must be one of {INPUT_MODULES}, not {input_module!r}")
+        if gate_features not in GATE_FEATURES:
+            raise ValueError(f"gate_features must be one of {GATE_FEATURES}, not {gate_features!r}")
         if passes < 1:
             raise ValueError(f"passes must be >= 1, not {passes}")
-        extensions = make_extensions(extensions, DMNExtension)
         self.config = dict(vocab_size=vocab_size, emb_size=emb_size, hidden_size=hidden_size, passes=passes,
                            variant=variant, answer=answer, input_module=input_module, gate_features=gate_features,
-                           memory_update=memory_update, dropout=dropout, max_answer=max_answer, pad_id=pad_id,
-                           bos_id=bos_id, eos_id=eos_id, extensions=list(extensions))
+                           memory_update=memory_update, dropout=dropout)
         H = hidden_size
         self.vocab_size, self.hidden_size, self.passes = vocab_size, H, passes
-        self.variant, self.answer_mode, self.max_answer = variant, answer, max_answer
-        self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
-        self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)       # L
+        self.variant, self.answer_mode, self.gate_features = variant, answer, gate_features
+        self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=self.pad_id)  # L
         self.input_module = input_module
         self.input_gru = nn.GRU(emb_size, H, batch_first=True)                       # 2.1
         # DMN+'s input fusion layer: a bidirectional GRU over positionally encoded sentences.
         self.fusion_gru = (nn.GRU(emb_size, H, batch_first=True, bidirectional=True)
                            if input_module == "fusion" else None)
-        # The course's additions make their layers here, after the input module and before the
-        # gate, where the layers of the switches they replace were made (the same initial weights).
-        self.extensions = extensions
-        for ext in extensions.values():
-            ext.build(self)
-        if sum(type(ext).episode_input is not DMNExtension.episode_input for ext in extensions.values()) > 1:
-            raise ValueError("at most one extension may say what the episodes read")
-        self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
-        nn.init.xavier_uniform_(self.W_b)
-        if gate_features not in GATE_FEATURES:
-            raise ValueError(f"gate_features must be one of {GATE_FEATURES}, not {gate_features!r}")
-        self.gate_features = gate_features
-        n_features = (7 * H + 2 if gate_features == "dmn" else 4 * H) + sum(e.gate_width for e in extensions.values())
-        self.gate_hidden = nn.Linear(n_features, H)                                  # W^(1), b^(1)
-        self.gate_out = nn.Linear(H, 1)                                              # W^(2), b^(2)
-        if variant == "dmn":
-            self.episode_cell = nn.GRUCell(H, H)
-        else:
-            self.episode_cell = AttentionGRUCell(H, H)
         self.memory_update = memory_update
-        M = sum(e.memory_width for e in extensions.values())                     # extra memory-update input
-        if memory_update == "gru":
-            self.memory_cell = nn.GRUCell(H + M, H)          # m^i = GRU(e^i, m^{i-1}), one for all passes
-        else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
-            self.memory_layers = nn.ModuleList(nn.Linear(3 * H + M, H) for _ in range(passes))
+        self.make_memory_module(7 * H + 2 if gate_features == "dmn" else 4 * H, H)
         self.answer_out = nn.Linear(H, vocab_size)                                   # W^(a)
         # a_t = GRU([y_{t-1}; q], a_{t-1}).  Made after W^(a), where it was when only the sequence
         # decoder had it, so that a seed still gives that decoder the same initial weights.
         self.answer_cell = nn.GRUCell(emb_size + H, H)
         self.dropout = nn.Dropout(dropout)
+
+    def make_memory_module(self, z_size: int, e_size: int) -> None:
+        """The episodic memory's layers, in this order: W^(b), the gate's W^(1), b^(1) (reading z,
+        ``z_size`` numbers a fact) and W^(2), b^(2), the episode's cell, and the memory update
+        (reading an episode of ``e_size`` numbers)."""
+        H = self.hidden_size
+        self.W_b = nn.Parameter(torch.empty(H, H))                                   # W^(b)
+        nn.init.xavier_uniform_(self.W_b)
+        self.gate_hidden = nn.Linear(z_size, H)                                      # W^(1), b^(1)
+        self.gate_out = nn.Linear(H, 1)                                              # W^(2), b^(2)
+        if self.variant == "dmn":
+            self.episode_cell = nn.GRUCell(H, H)
+        else:
+            self.episode_cell = AttentionGRUCell(H, H)
+        if self.memory_update == "gru":
+            self.memory_cell = nn.GRUCell(e_size, H)         # m^i = GRU(e^i, m^{i-1}), one for all passes
+        else:   # DMN+: m^i = ReLU(W^i [m^{i-1}; e^i; q] + b^i), untied: pass i has its own W^i, b^i
+            self.memory_layers = nn.ModuleList(nn.Linear(2 * H + e_size, H) for _ in range(self.passes))
 
     # input and question modules
     def encode_story(self, batch: DMNBatch) -> torch.Tensor:
@@ -235,15 +219,6 @@ class DMN(nn.Module):
         weights = position_encoding(batch.sentence_len, emb.size(2), emb.size(3))
         return (weights.to(emb.dtype) * emb).sum(2)
 
-    def episode_inputs(self, batch: DMNBatch, c: torch.Tensor) -> torch.Tensor:
-        """What the episodes read: the facts c, or what an extension gives in their place (hook
-        *what the episode reads*), while the gates still compare c."""
-        for ext in self.extensions.values():
-            content = ext.episode_input(self, batch, c)
-            if content is not None:
-                return content
-        return c
-
     def encode_question(self, batch: DMNBatch) -> torch.Tensor:
         """Question module: q, the GRU's state at the question's last word: (batch, H)."""
         outputs, _ = self.input_gru(self.dropout(self.embedding(batch.question)))  # (batch, q_len, H): 2.2
@@ -251,17 +226,19 @@ class DMN(nn.Module):
         return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
 
     # episodic memory module
-    def gate_scores(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor, extra=()) -> torch.Tensor:
-        """W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2): (batch, facts), before sigma / softmax.
-
-        ``extra``: the extensions' gate features, (batch, facts, k) each, appended to z."""
+    def features(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """z(c, m, q): (batch, facts, 7H + 2), or DMN+'s comparisons (batch, facts, 4H)."""
         if self.gate_features == "dmn":
-            z = dmn_features(c, m, q, self.W_b)                        # (batch, facts, 7H + 2)
-        else:
-            z = dmn_plus_features(c, m, q)                             # (batch, facts, 4H)
-        if extra:
-            z = torch.cat([z, *(f.to(z.dtype) for f in extra)], dim=-1)
+            return dmn_features(c, m, q, self.W_b)
+        return dmn_plus_features(c, m, q)
+
+    def gate(self, z: torch.Tensor) -> torch.Tensor:
+        """W^(2) tanh(W^(1) z + b^(1)) + b^(2): (batch, facts), before sigma / softmax."""
         return self.gate_out(torch.tanh(self.gate_hidden(z))).squeeze(-1)
+
+    def gate_scores(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """G's logits for every fact: W^(2) tanh(W^(1) z(c, m, q) + b^(1)) + b^(2), (batch, facts)."""
+        return self.gate(self.features(c, m, q))
 
     def gates_from_scores(self, scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Sigmoid gates (DMN) or a softmax over the facts (DMN+); exactly 0 at padded facts."""
@@ -281,45 +258,23 @@ class DMN(nn.Module):
                 h = gated_gru_step(self.episode_cell, c_t, h, g_t)
         return h
 
-    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor, extra=()) -> torch.Tensor:
+    def update_memory(self, i: int, m: torch.Tensor, e: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         """m^i from m^{i-1} and the episode e^i of pass ``i`` (1-based): the DMN's shared GRU, or
-        DMN+'s ReLU layer of pass ``i`` (untied weights).  ``extra``: the extensions' memory-update
-        inputs x^i, (batch, k) each, read beside e^i."""
+        DMN+'s ReLU layer of pass ``i`` (untied weights)."""
         if self.memory_update == "gru":
-            return self.memory_cell(torch.cat([e, *extra], dim=-1), m)  # m^i = GRU(e^i, m^{i-1}); [e^i; x^i]
-        # ReLU(W^i [m; e; q(; x)] + b^i)
-        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))
+            return self.memory_cell(e, m)                               # m^i = GRU(e^i, m^{i-1})
+        return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q], dim=-1)))   # ReLU(W^i [m; e; q] + b^i)
 
-    def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor,
-               content: torch.Tensor | None = None, readings: dict | None = None) -> dict:
-        """T_M passes of the episodic memory; m^0 = q.  The gates compare ``c``; the episodes read
-        ``content`` (default: ``c``).  ``readings``: {extension name: what its ``begin`` read of the
-        story}, for the extensions' per-pass hooks (gate features, memory-update input)."""
-        content = c if content is None else content
-        readings = readings or {}
-        gate_exts = [(ext, readings.get(name)) for name, ext in self.extensions.items() if ext.gate_width]
-        memory_exts = [(ext, readings.get(name)) for name, ext in self.extensions.items() if ext.memory_width]
-        lookers = {k for k, (ext, _) in enumerate(gate_exts)
-                   if type(ext).second_look is not DMNExtension.second_look}
-        m, memories, episodes, all_scores, all_gates = q, [q], [], [], []
-        g = None
+    def memory(self, c: torch.Tensor, q: torch.Tensor, mask: torch.Tensor) -> dict:
+        """T_M passes of the episodic memory over the facts c, m^0 = q (:func:`stack_passes`)."""
+        m, passes = q, []
         for i in range(1, self.passes + 1):
-            extra = [ext.gate_features(r, g) for ext, r in gate_exts]   # from g^{i-1} (None in pass 1)
-            scores = self.gate_scores(c, m, q, extra)                   # (batch, facts)
-            if lookers:                                                 # an extension's second look
-                first = self.gates_from_scores(scores, mask)
-                extra = [ext.second_look(r, g, first) if k in lookers else e
-                         for k, ((ext, r), e) in enumerate(zip(gate_exts, extra))]
-                scores = self.gate_scores(c, m, q, extra)
-            g = self.gates_from_scores(scores, mask)
-            e = self.episode(content, g)                                # (batch, H)
-            m = self.update_memory(i, m, e, q, [ext.memory_input(r, g) for ext, r in memory_exts])
-            memories.append(m)
-            episodes.append(e)
-            all_scores.append(scores)
-            all_gates.append(g)
-        return {"memories": torch.stack(memories, 1), "episodes": torch.stack(episodes, 1),
-                "scores": torch.stack(all_scores, 1), "gates": torch.stack(all_gates, 1)}
+            scores = self.gate_scores(c, m, q)                          # (batch, facts)
+            g = self.gates_from_scores(scores, mask)                    # g^i
+            e = self.episode(c, g)                                      # e^i: (batch, H)
+            m = self.update_memory(i, m, e, q)                          # m^i
+            passes.append((m, e, scores, g))
+        return stack_passes(q, passes)
 
     # answer module
     def answer_step(self, y_prev: torch.Tensor, q: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -352,17 +307,7 @@ class DMN(nn.Module):
         """The input, question and episodic-memory modules: (c, q, :meth:`memory`'s dict)."""
         c = self.encode_story(batch)                                    # (batch, facts, H)
         q = self.encode_question(batch)                                 # (batch, H)
-        content = self.episode_inputs(batch, c)
-        readings = {name: ext.begin(self, batch, c) for name, ext in self.extensions.items()}
-        return c, q, self.memory(c, q, batch.fact_mask, content, readings)
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        # a checkpoint from before the extensions holds their layers under the DMN's own names
-        for name, ext in self.extensions.items():
-            for old, new in ext.former_names.items():
-                if prefix + old in state_dict:
-                    state_dict[f"{prefix}extensions.{name}.{new}"] = state_dict.pop(prefix + old)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        return c, q, self.memory(c, q, batch.fact_mask)
 
     def forward(self, batch: DMNBatch) -> dict:
         c, q, out = self.read(batch)

@@ -1,6 +1,6 @@
 """Scoring and explaining a trained DMN (:mod:`dca_course.models.dmn`), for the notebook and the
 command line: answer accuracy, how often each pass finds its supporting fact, and one example's
-gates.  :mod:`dca_course.models.dmn` re-exports these."""
+gates (:mod:`dca_course.recipes.dmn` and notebook 03 import them from here)."""
 from __future__ import annotations
 
 import torch

@@ -1,6 +1,6 @@
 """The gate of the DMN's episodic memory (Kumar et al. 2016 section 2.3; Xiong et al. 2016 section
 3.3): the feature vectors it scores each fact on, and its supervision by bAbI's supporting facts.
-:mod:`dca_course.models.dmn` builds the model from these parts (and re-exports them)."""
+:mod:`dca_course.models.dmn` builds the model from these parts."""
 from __future__ import annotations
 
 import torch

@@ -45,9 +45,6 @@ class Seq2Seq(nn.Module):
 
     extended_vocab = False
 
-    #: constructor options of earlier versions, and the value a checkpoint may hold for each
-    RETIRED = {"attn_size": None, "dropout": 0.0}
-
     def __init__(self, vocab_size: int, emb_size: int = 128, hidden_size: int = 256, pad_id: int = 0):
         super().__init__()
         self.vocab_size = vocab_size

@@ -37,11 +37,13 @@ USE_INSTEAD = {
 
 class Recipe:
     """Build, train and evaluate one model.  Subclasses set ``name``, ``config_class``,
-    ``model_class`` and the hooks below."""
+    ``model_class`` (the paper's model; ``extended_class``: its subclass with the course's additions,
+    for a model that has one) and the hooks below."""
 
     name: ClassVar[str] = ""
     config_class: ClassVar[type] = RecipeConfig
     model_class: ClassVar[type] = torch.nn.Module
+    extended_class: ClassVar[type | None] = None
     data_kinds: ClassVar[tuple] = ("pairs", "summaries")
     #: why this model refuses a kind of data it could technically read (kind -> reason), said in
     #: its one-line refusal before what to use instead
@@ -92,27 +94,10 @@ class Recipe:
         return model
 
     def model_from_config(self, model_config: dict) -> torch.nn.Module:
-        """The model a checkpoint's ``model_config`` describes.  An option the model no longer has
-        (its ``RETIRED``) is dropped where the checkpoint holds the value the model now always
-        uses; any other value of it is an error, as the weights would not fit.  A switch that is
-        an extension now (its ``FORMER_SWITCHES``) becomes the extension it asked for, after the
-        ones the checkpoint names."""
-        retired = getattr(self.model_class, "RETIRED", {})
-        former = getattr(self.model_class, "FORMER_SWITCHES", {})
-        kept, extensions = {}, []
-        for key, value in model_config.items():
-            if key in former:
-                if value not in former[key]:
-                    raise SpecError(f"this checkpoint's model has {key}={value!r}, a value the option never had")
-                extensions += [former[key][value]] if former[key][value] else []
-            elif key not in retired:
-                kept[key] = value
-            elif value != retired[key]:
-                raise SpecError(f"this checkpoint's model has {key}={value!r}, an option this version of "
-                                f"{self.model_class.__name__} no longer has (it always uses {retired[key]!r})")
-        if extensions:
-            kept["extensions"] = [*kept.get("extensions", ()), *extensions]
-        return self.model_class(**kept)
+        """The model a checkpoint's ``model_config`` describes: the paper's ``model_class``, or its
+        subclass with the course's additions, ``extended_class``, when the config names ``extensions``."""
+        cls = self.extended_class if "extensions" in model_config else self.model_class
+        return cls(**model_config)
 
     def make_batch(self, examples, vocab):
         raise NotImplementedError

@@ -18,7 +18,7 @@ from ..decoding import sample as sample_decode
 from ..losses import (leave_one_out_baseline, mixed_loss, rouge_reward, self_critical_loss, semantic_cohesion,
                       sentence_advantages, sentence_returns, teacher_forced_nll)
 from ..models.dca import DCA
-from ..models.extensions import VocabTanh
+from ..models.extensions import ExtendedDCA, VocabTanh
 from ..train import load_checkpoint, unwrap
 from .config import RecipeConfig, knob, with_knobs
 from .copying import SUMMARY, SUMMARY_FAST, SUMMARY_HELP, SummarizerRecipe, summary_for_data
@@ -115,6 +115,7 @@ class DCARecipe(SummarizerRecipe):
     name = "dca"
     config_class = DCAConfig
     model_class = DCA
+    extended_class = ExtendedDCA
     data_kinds = ("summaries",)
     refusal_reasons = {"pairs": "its agents each read some paragraphs of an article"}
 
@@ -150,9 +151,10 @@ class DCARecipe(SummarizerRecipe):
             model = self.model_from_config(state["model_config"])
             model.load_state_dict(state["model"])
             return model
-        return DCA(len(vocab), self.config.emb_size, self.config.hidden_size,
-                   context_layers=self.config.context_layers,
-                   extensions=[VocabTanh()] if self.config.vocab_mlp == "tanh" else [])
+        # the paper's DCA; ExtendedDCA for the course's tanh in the vocabulary MLP
+        cls, more = (ExtendedDCA, dict(extensions=[VocabTanh()])) if self.config.vocab_mlp == "tanh" else (DCA, {})
+        return cls(len(vocab), self.config.emb_size, self.config.hidden_size,
+                   context_layers=self.config.context_layers, **more)
 
     def make_batch(self, examples, vocab):
         return collate_agents(examples, vocab, self.config.agents, self.config.max_src, self.config.max_tgt)

@@ -14,8 +14,9 @@ from ..data import babi
 from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
 from ..data.babi import babi_vocab, length_buckets, make_dmn_batch, story_ids
-from ..models.dmn import DMN, answer_mode_for, dmn_loss, evaluate_dmn
-from ..models.extensions import InterveningFacts, SentenceEpisodes, TimeFeatures, WordMatch
+from ..models.dmn import DMN, dmn_loss
+from ..models.dmn_eval import answer_mode_for, evaluate_dmn
+from ..models.extensions import ExtendedDMN, InterveningFacts, SentenceEpisodes, TimeFeatures, WordMatch
 from ..train import dist_info, save_checkpoint, unwrap
 from .base import Recipe
 from .config import RecipeConfig, knob
@@ -132,6 +133,7 @@ class DMNRecipe(Recipe):
     name = "dmn"
     config_class = DMNConfig
     model_class = DMN
+    extended_class = ExtendedDMN
     data_kinds = ("babi",)
 
     # -- model -----------------------------------------------------------------------------------
@@ -139,11 +141,13 @@ class DMNRecipe(Recipe):
         return babi_vocab(data.train)
 
     def build_model(self, vocab, answer: str = "word", passes: int | None = None):
+        """The paper's :class:`DMN`; :class:`ExtendedDMN` when a knob asks for one of the course's additions."""
         c = self.config
-        return DMN(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
+        extensions = self.extensions()
+        cls, more = (ExtendedDMN, dict(extensions=extensions)) if extensions else (DMN, {})
+        return cls(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
-                   memory_update=c.memory_update, gate_features=c.gate_features, dropout=c.dropout,
-                   pad_id=vocab.pad_id, bos_id=vocab.bos_id, eos_id=vocab.eos_id, extensions=self.extensions())
+                   memory_update=c.memory_update, gate_features=c.gate_features, dropout=c.dropout, **more)
 
     def extensions(self) -> list:
         """The course's additions the knobs ask for (:mod:`dca_course.models.extensions`)."""

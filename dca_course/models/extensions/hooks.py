@@ -1,8 +1,8 @@
 """Where the course's additions plug into a paper's model: the hooks, one base class per model.
 
-A paper model (:class:`~dca_course.models.dmn.DMN`, :class:`~dca_course.models.dca.DCA`) takes
-``extensions=(...)``, modules (or their names) of the classes below, and calls each at the points
-named here, and nowhere else.  With no extension it is its paper's model as written.  Each
+A paper model's subclass (:class:`~dca_course.models.extensions.ExtendedDMN`,
+:class:`~dca_course.models.extensions.ExtendedDCA`) takes ``extensions=(...)``, modules (or their
+names) of the classes below, and calls each at the points named here, and nowhere else.  Each
 extension is one module of :mod:`dca_course.models.extensions`: the hook it uses, that it is the
 course's addition (in neither paper), and its equation.
 """
@@ -13,7 +13,7 @@ from torch import nn
 
 
 class DMNExtension(nn.Module):
-    """A course addition to the DMN (:class:`~dca_course.models.dmn.DMN`).  The DMN calls:
+    """A course addition to the DMN (:class:`~dca_course.models.extensions.ExtendedDMN`).  It calls:
 
     * ``build(model)``, once, in its constructor, after the input module (L, the input GRU, DMN+'s
       fusion GRU) and before the gate (W^(b), W^(1), W^(2)): an extension makes its layers here,
@@ -36,16 +36,13 @@ class DMNExtension(nn.Module):
       input**, (batch, memory_width) read beside e^i: m^i = GRU([e^i; x^i], m^{i-1}) or
       ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i), with ``gates`` the pass's own g^i.
 
-    ``name`` is how a checkpoint's ``model_config`` records the extension (the DMN's
-    ``extensions`` takes names as well as modules).
+    ``name`` is how a checkpoint's ``model_config`` records the extension (``extensions`` takes
+    names as well as modules).
     """
 
     name: str = ""
     gate_width: int = 0       # numbers appended to z for every fact
     memory_width: int = 0     # numbers read beside e^i by the memory update
-    #: the extension's parameters under the names a DMN of earlier versions held them by (a
-    #: checkpoint from before the extensions): {old name in the DMN: name in the extension}
-    former_names: dict = {}
 
     def build(self, model: nn.Module) -> None:
         pass
@@ -67,8 +64,8 @@ class DMNExtension(nn.Module):
 
 
 class DCAExtension(nn.Module):
-    """A course addition to Deep Communicating Agents (:class:`~dca_course.models.dca.DCA`).  The
-    DCA calls ``vocab_hidden(h)`` on the hidden layer of the vocabulary "MLP" of eqs. (11)-(12),
+    """A course addition to Deep Communicating Agents (:class:`~dca_course.models.extensions.ExtendedDCA`).
+    It calls ``vocab_hidden(h)`` on the hidden layer of the vocabulary "MLP" of eqs. (11)-(12),
     h = W_h u + b_h, before W_out: P_voc = softmax(W_out vocab_hidden(h) + b_out)."""
 
     name: str = ""

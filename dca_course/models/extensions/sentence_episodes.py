@@ -19,7 +19,6 @@ class SentenceEpisodes(DMNExtension):
     """The episodes read P f_t (dropout and the fact mask as on c_t) instead of c_t."""
 
     name = "sentence_episodes"
-    former_names = {"sentence_proj.weight": "proj.weight"}   # where the DMN held P before
 
     def build(self, model):
         if model.input_module != "fusion":
