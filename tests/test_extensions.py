@@ -164,6 +164,9 @@ def test_a_checkpoints_config_names_its_class():
         again = dca_recipe.model_from_config(model.config)
         again.load_state_dict(model.state_dict())
         assert type(again) is type(model) and again.config == model.config
+    # a run of the paper model saved with an empty list of extensions is the paper model
+    assert type(dca_recipe.model_from_config({**DCA(30, 8, 10).config, "extensions": []})) is DCA
+    assert type(recipe.model_from_config({**_dmn()[1].config, "extensions": []})) is DMN
 
 
 def test_intervening_mass_counts_the_relevance_strictly_between_a_fact_and_the_last_read():

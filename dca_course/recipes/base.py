@@ -95,9 +95,12 @@ class Recipe:
 
     def model_from_config(self, model_config: dict) -> torch.nn.Module:
         """The model a checkpoint's ``model_config`` describes: the paper's ``model_class``, or its
-        subclass with the course's additions, ``extended_class``, when the config names ``extensions``."""
-        cls = self.extended_class if "extensions" in model_config else self.model_class
-        return cls(**model_config)
+        subclass with the course's additions, ``extended_class``, when the config names some
+        ``extensions`` (an empty list, as runs of the paper model saved before the two were apart
+        store, is the paper's model)."""
+        if model_config.get("extensions"):
+            return self.extended_class(**model_config)
+        return self.model_class(**{k: v for k, v in model_config.items() if k != "extensions"})
 
     def make_batch(self, examples, vocab):
         raise NotImplementedError
