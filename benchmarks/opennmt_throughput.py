@@ -154,8 +154,13 @@ def main(argv=None) -> dict:
     pg = timer.config
     src, tgt = export_text(examples, work / "onmt")
 
-    ours = timer.tokens_per_second(length_bucketed_batches(examples, pg.batch_size), args.steps,
-                                   include_batching=True)
+    def ours_rate():
+        return timer.tokens_per_second(length_bucketed_batches(examples, pg.batch_size), args.steps,
+                                       include_batching=True)
+
+    # ours before and after OpenNMT-py's runs: on a shared machine the load may change in between, and the
+    # mean of the two is compared (the two are stored, so the drift shows)
+    ours_before = ours_rate()
     H = pg.hidden_size
     rows = {}
     for size, label in ((2 * H, "same encoder, decoder 2x"), (H, "same decoder, encoder 1/2")):
@@ -163,9 +168,13 @@ def main(argv=None) -> dict:
         reports = parse_reports(run_onmt(Path(args.onmt_bin), config, args.threads, work / f"onmt_{size}.log"))
         rows[size] = dict(label=label, tokens_per_s=round(pooled_rate(reports, args.report_every), 1),
                           last_xent=reports[-1]["xent"], reports=len(reports))
+    ours_after = ours_rate()
+    ours = (ours_before + ours_after) / 2
     result = {"device": device.type, "threads": args.threads, "profile": args.profile, "steps": args.steps,
               "batch_size": pg.batch_size, "emb_size": pg.emb_size, "hidden_size": H,
               "vocab_size": pg.vocab_size, "ours_tokens_per_s": round(ours, 1),
+              "ours_tokens_per_s_before_after": [round(ours_before, 1), round(ours_after, 1)],
+              "input_feeding": {"ours": pg.input_feeding, "opennmt": True},
               "opennmt": {f"enc=dec={k}": v for k, v in rows.items()},
               "ratio_ours_over_opennmt": {f"enc=dec={k}": round(ours / v["tokens_per_s"], 2)
                                           for k, v in rows.items()}}
@@ -177,11 +186,17 @@ def main(argv=None) -> dict:
               f"   ours/OpenNMT-py {ours / row['tokens_per_s']:.2f}x")
     print(json.dumps(result, sort_keys=True))
     if args.out:
-        write_results(args.out, result)
+        # OpenNMT-py's folder and the scratch folder lie outside the repository: stored as DIR, as a user writes them
+        shown = list(sys.argv[1:] if argv is None else argv)
+        for flag in ("--onmt-bin", "--work"):
+            if flag in shown[:-1]:
+                shown[shown.index(flag) + 1] = "DIR"
+        config = dict(vars(args), onmt_bin="DIR", work="DIR" if args.work else None, recipe=pg.to_dict())
+        write_results(args.out, result, command_line(__file__, shown), config)
     return result
 
 
-def write_results(folder: Path, result: dict) -> None:
+def write_results(folder: Path, result: dict, command: str, config: dict) -> None:
     H = result["hidden_size"]
     rows = [f"| ours: pointer-generator + coverage | {H} + {H} | {H} | {result['ours_tokens_per_s']:,.0f} | 1.00 |"]
     for key, row in result["opennmt"].items():
@@ -192,11 +207,14 @@ def write_results(folder: Path, result: dict) -> None:
             f"`python benchmarks/opennmt_throughput.py --onmt-bin DIR --steps {result['steps']} --out "
             f"results` on {result['device']} ({os.cpu_count()} CPUs, {result['threads']} thread), "
             f"{result['profile']} sizes: {result['emb_size']}-d embeddings, vocabulary {result['vocab_size']:,}, "
-            f"batches of {result['batch_size']}, 400/100 tokens, the same 1,000 SynthNews articles.\n\n"
+            f"batches of {result['batch_size']}, 400/100 tokens, the same 1,000 SynthNews articles; input feeding in "
+            f"both (ours: the recipe's default; OpenNMT-py: input_feed 1). Ours is timed before and after "
+            f"OpenNMT-py's runs ({result['ours_tokens_per_s_before_after'][0]:,.0f} and "
+            f"{result['ours_tokens_per_s_before_after'][1]:,.0f} tokens/s) and the mean compared.\n\n"
             "| system | encoder (per direction) | decoder | target tokens/s | ours / it |\n|---|---|---:|---:|---:|\n"
             + "\n".join(rows) + "\n")
-    write_report(folder, "opennmt_throughput", result, text, command=command_line(__file__, argv),
-                 config=dict(vars(args), recipe=timer.config.to_dict()),
+    write_report(folder, "opennmt_throughput", result, text, command=command,
+                 config={k: str(v) if isinstance(v, Path) else v for k, v in config.items()},
                  measures=["benchmarks/opennmt_throughput.py", "benchmarks/timing.py", *POINTER_GENERATOR_CODE])
 
 

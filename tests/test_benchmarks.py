@@ -301,3 +301,17 @@ def test_the_benchmarks_time_the_recipes_loss_not_a_copy_of_it():
         text = path.read_text(encoding="utf-8")
         assert "coverage_loss(" not in text and "teacher_forced_nll(" not in text, path.name
     assert "self.recipe.loss(" in (BENCH / "timing.py").read_text(encoding="utf-8")
+
+
+def test_opennmt_results_are_written_with_their_command_and_config(tmp_path):
+    """write_results takes what it stores as arguments (it once read main's locals and failed on --out)."""
+    bench = load("opennmt_throughput")
+    result = {"device": "cpu", "threads": 1, "profile": "fast", "steps": 5, "batch_size": 16, "emb_size": 64,
+              "hidden_size": 64, "vocab_size": 2000, "ours_tokens_per_s": 100.0,
+              "ours_tokens_per_s_before_after": [90.0, 110.0], "input_feeding": {"ours": True, "opennmt": True},
+              "opennmt": {"enc=dec=64": {"label": "x", "tokens_per_s": 50.0, "last_xent": 1.0, "reports": 2}},
+              "ratio_ours_over_opennmt": {"enc=dec=64": 2.0}}
+    bench.write_results(tmp_path, result, "python benchmarks/opennmt_throughput.py --steps 5", {"steps": 5})
+    text = (tmp_path / "opennmt_throughput.md").read_text()
+    assert "| 2.00 |" in text and "input feeding in both" in text and "90 and 110 tokens/s" in text
+    assert '"steps": 5' in (tmp_path / "opennmt_throughput.json").read_text()
