@@ -381,51 +381,58 @@ RESCORE_RULE = ("the last pass is a hit when its top gate is any supporting fact
 
 def rescore(folder: str, row_name: str, stored_row: dict, runs: Path, n_jobs: int, seeds: list[int],
             tasks: list[int]) -> tuple[dict, dict]:
-    """``stored_row`` with the runs of ``tasks`` x ``seeds`` trained again and scored again (see the
-    module's docstring), and what happened to each run ``{task: {seed: {...}}}``."""
+    """The runs of ``tasks`` x ``seeds`` of ``stored_row`` trained again and scored again (see the
+    module's docstring): ``({task: {seed: the run to store}}, {task: {seed: what happened}})``.  Each
+    is compared with the final command's run (``replaced_run`` where a rescoring replaced it)."""
     settings, retry = stored_row["settings"], stored_row["retry_weight_decay"]
+    final_run = lambda t, s: stored_row["runs"][str(t)][str(s)].get("replaced_run",      # noqa: E731
+                                                                      stored_row["runs"][str(t)][str(s)])
     jobs = [(t, folder, settings, runs / row_name / "rescore" / f"seed{s}" / f"task{t:02d}", s, True, retry)
             for s in seeds for t in tasks]
     results = _run_all(jobs, n_jobs, lambda j, r: f"{row_name} task {j[0]:>2} seed {j[4]}: {100 * r['accuracy']:.1f}% "
-                       f"(stored {100 * stored_row['runs'][str(j[0])][str(j[4])]['accuracy']:.1f}%), per pass "
+                       f"(stored {100 * final_run(j[0], j[4])['accuracy']:.1f}%), per pass "
                        f"{r['supporting_fact_accuracy_per_pass']} (stored "
-                       f"{stored_row['runs'][str(j[0])][str(j[4])]['supporting_fact_accuracy_per_pass']})")
-    row = copy.deepcopy(stored_row)
+                       f"{final_run(j[0], j[4])['supporting_fact_accuracy_per_pass']})")
+    entries: dict[str, dict] = {}
     done: dict[str, dict] = {}
     for job, new in zip(jobs, results):
         t, s = str(job[0]), str(job[4])
-        old = row["runs"][t][s]
+        old = final_run(t, s)
         same = new["accuracy"] == old["accuracy"]
         if same:
             before = old.get(BEFORE_RESCORING) or {k: old[k] for k in RESCORED}
-            row["runs"][t][s] = dict(old, **{k: new[k] for k in RESCORED}, **{BEFORE_RESCORING: before})
+            entries.setdefault(t, {})[s] = dict(old, **{k: new[k] for k in RESCORED}, **{BEFORE_RESCORING: before})
         else:
-            row["runs"][t][s] = dict(new, data=old["data"], replaced_run=old.get("replaced_run", old))
+            entries.setdefault(t, {})[s] = dict(new, data=old["data"], replaced_run=old)
         done.setdefault(t, {})[s] = {
             "accuracy_reproduced": same, "differs": [k for k in COMPARED if new.get(k) != old.get(k)],
             "stored": {k: old.get(k) for k in COMPARED}, "retrained": {k: new.get(k) for k in COMPARED},
             "train_seconds": new["train_seconds"]}
-    if not all(d["accuracy_reproduced"] for by_seed in done.values() for d in by_seed.values()):
-        by_task = {int(t): {int(s): r for s, r in v.items()} for t, v in row["runs"].items()}
-        row.update(summarise_row(by_task, row["seeds"]))
-    return row, done
+    return entries, done
 
 
-def write_rescored(row_name: str, row: dict, done: dict, command: str, lock: Path) -> None:
-    """Put the rescored ``row`` into ``STORED``, with its ``rescoring`` record (merged with an earlier
-    one's runs), under a lock: two rescorings of other rows may finish at once."""
-    prov = provenance(command, {"settings": row["settings"], "retry_weight_decay": row["retry_weight_decay"],
-                                "rule": RESCORE_RULE}, MEASURED)
-    prov.update(commit=COMMIT[0], uncommitted_changes=COMMIT[1])     # the code this process started with
+def write_rescored(row_name: str, entries: dict, done: dict, command: str, lock: Path) -> None:
+    """Put the rescored runs into the row of ``STORED`` as it is when they are done, under a lock (two
+    rescorings of one row may finish at once), with the row's ``rescoring`` record (merged with an
+    earlier one's); a row with a replaced run gets its summary computed again."""
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         stored = json.loads(STORED.read_text())
-        record = stored["rows"][row_name].get("rescoring") or {"rule": RESCORE_RULE, "runs": {}, "provenance": []}
+        row = stored["rows"][row_name]
+        for t, by_seed in entries.items():
+            row["runs"][t].update(by_seed)
+        if any("replaced_run" in r for by_seed in row["runs"].values() for r in by_seed.values()):
+            row.update(summarise_row({int(t): {int(s): r for s, r in v.items()} for t, v in row["runs"].items()},
+                                     row["seeds"]))
+        prov = provenance(command, {"settings": row["settings"], "retry_weight_decay": row["retry_weight_decay"],
+                                    "rule": RESCORE_RULE}, MEASURED)
+        prov.update(commit=COMMIT[0], uncommitted_changes=COMMIT[1])     # the code this process started with
+        record = row.get("rescoring") or {"rule": RESCORE_RULE, "runs": {}, "provenance": []}
         for t, by_seed in done.items():
             record["runs"].setdefault(t, {}).update(by_seed)
         record["provenance"].append(prov)
-        stored["rows"][row_name] = dict(row, rescoring=record)
+        row["rescoring"] = record
         write_json(STORED, stored)
 
 
@@ -480,8 +487,8 @@ def main(argv=None) -> int:
         if stored_row is None:
             parser.error(f"rescore: no stored row {args.row!r} in {STORED}")
         seeds = [int(s) for s in args.seeds.split(",")]
-        row, done = rescore(folder, args.row, stored_row, args.runs, args.jobs, seeds, tasks)
-        write_rescored(args.row, row, done, command, args.runs / "babi_real_1k.lock")
+        entries, done = rescore(folder, args.row, stored_row, args.runs, args.jobs, seeds, tasks)
+        write_rescored(args.row, entries, done, command, args.runs / "babi_real_1k.lock")
         for t, by_seed in done.items():
             for s, d in by_seed.items():
                 print(f"{args.row} task {t} seed {s}: accuracy reproduced {d['accuracy_reproduced']}"

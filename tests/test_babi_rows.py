@@ -476,3 +476,13 @@ def test_rescore_replaces_the_gate_figures_of_a_reproduced_run_and_a_whole_run_t
     again = json.loads(stored.read_text())["rows"]["dmn"]
     assert again["runs"]["7"]["0"][rows.BEFORE_RESCORING] == same[rows.BEFORE_RESCORING]
     assert len(again["rescoring"]["provenance"]) == 2 and len(trained) == 2     # read back, not trained again
+    # a replaced run is compared with the final command's run again, and a rescoring written while another
+    # one of the same row was running keeps the other's runs
+    entries, done = rows.rescore("f", "dmn", again, tmp_path / "runs", 1, [1], [7])
+    assert entries["7"]["1"]["replaced_run"] == old and not done["7"]["1"]["accuracy_reproduced"]
+    row = json.loads(stored.read_text())
+    row["rows"]["dmn"]["runs"]["1"]["0"]["marker"] = True
+    stored.write_text(json.dumps(row))
+    rows.write_rescored("dmn", entries, done, "python experiments/babi_rows.py", tmp_path / "runs" / "lock")
+    last = json.loads(stored.read_text())["rows"]["dmn"]
+    assert last["runs"]["1"]["0"]["marker"] and last["runs"]["7"]["1"] == entries["7"]["1"]
