@@ -21,6 +21,15 @@ stories: ``babi_real.py``'s retry), scores each model once on the test, and writ
 ``rows`` object of ``results/babi_real_1k.json``: ``mean``, ``mean_without_17_19``,
 ``tasks_at_95``, ``per_task`` (mean and sd over the seeds), ``seeds``, the time and the provenance.
 
+``rescore`` trains a row's stored runs of some tasks and seeds again, exactly as ``final`` trains
+them (the row's stored settings and retry), and scores them with today's ``evaluate_dmn``: where a
+run's answer accuracy reproduces the stored one exactly, only its supporting-fact figures are
+replaced, and the stored ones are kept beside them (``BEFORE_RESCORING``); where it does not, the new
+run replaces the stored one whole (which is kept as ``replaced_run``) and the row's summary is
+computed again.  The row's ``rescoring`` records what was done, run by run, with its provenance.
+
+    python experiments/babi_rows.py ../shared/data/babi rescore --row dmn --tasks 7,8 --seeds 0,1,2 --jobs 1
+
 Every training keeps its result in its run folder (``result.json``, written atomically, with its
 configuration), so a command stopped part way goes on where it stopped when it is run again.
 One training is one task of ``python -m dca_course train dmn --data babi:PATH:TASK`` with the row's
@@ -30,7 +39,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import dataclasses
+import fcntl
 import hashlib
 import itertools
 import json
@@ -356,13 +367,84 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
     return row_result
 
 
+# -- scoring stored runs again -------------------------------------------------------------------------
+#: What ``rescore`` replaces in a run whose answer accuracy reproduces: the figures of the gates.
+RESCORED = ("supporting_fact_accuracy", "supporting_fact_accuracy_per_pass")
+#: Where a rescored run keeps the figures it replaced.
+BEFORE_RESCORING = "scored_with_one_fact_for_the_last_pass"
+#: What a rescored run is compared on, beside its answer accuracy (recorded, not required).
+COMPARED = ("accuracy", "val_accuracy", "best_epoch", "epochs", "final_loss")
+RESCORE_RULE = ("the last pass is a hit when its top gate is any supporting fact left over for it "
+                "(supporting[passes-1:], what gate_targets trains it on); it was scored against "
+                "supporting[passes-1] alone. Passes before the last: unchanged")
+
+
+def rescore(folder: str, row_name: str, stored_row: dict, runs: Path, n_jobs: int, seeds: list[int],
+            tasks: list[int]) -> tuple[dict, dict]:
+    """The runs of ``tasks`` x ``seeds`` of ``stored_row`` trained again and scored again (see the
+    module's docstring): ``({task: {seed: the run to store}}, {task: {seed: what happened}})``.  Each
+    is compared with the final command's run (``replaced_run`` where a rescoring replaced it)."""
+    settings, retry = stored_row["settings"], stored_row["retry_weight_decay"]
+    final_run = lambda t, s: stored_row["runs"][str(t)][str(s)].get("replaced_run",      # noqa: E731
+                                                                      stored_row["runs"][str(t)][str(s)])
+    jobs = [(t, folder, settings, runs / row_name / "rescore" / f"seed{s}" / f"task{t:02d}", s, True, retry)
+            for s in seeds for t in tasks]
+    results = _run_all(jobs, n_jobs, lambda j, r: f"{row_name} task {j[0]:>2} seed {j[4]}: {100 * r['accuracy']:.1f}% "
+                       f"(stored {100 * final_run(j[0], j[4])['accuracy']:.1f}%), per pass "
+                       f"{r['supporting_fact_accuracy_per_pass']} (stored "
+                       f"{final_run(j[0], j[4])['supporting_fact_accuracy_per_pass']})")
+    entries: dict[str, dict] = {}
+    done: dict[str, dict] = {}
+    for job, new in zip(jobs, results):
+        t, s = str(job[0]), str(job[4])
+        old = final_run(t, s)
+        same = new["accuracy"] == old["accuracy"]
+        if same:
+            before = old.get(BEFORE_RESCORING) or {k: old[k] for k in RESCORED}
+            entries.setdefault(t, {})[s] = dict(old, **{k: new[k] for k in RESCORED}, **{BEFORE_RESCORING: before})
+        else:
+            entries.setdefault(t, {})[s] = dict(new, data=old["data"], replaced_run=old)
+        done.setdefault(t, {})[s] = {
+            "accuracy_reproduced": same, "differs": [k for k in COMPARED if new.get(k) != old.get(k)],
+            "stored": {k: old.get(k) for k in COMPARED}, "retrained": {k: new.get(k) for k in COMPARED},
+            "train_seconds": new["train_seconds"]}
+    return entries, done
+
+
+def write_rescored(row_name: str, entries: dict, done: dict, command: str, lock: Path) -> None:
+    """Put the rescored runs into the row of ``STORED`` as it is when they are done, under a lock (two
+    rescorings of one row may finish at once), with the row's ``rescoring`` record (merged with an
+    earlier one's); a row with a replaced run gets its summary computed again."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        stored = json.loads(STORED.read_text())
+        row = stored["rows"][row_name]
+        for t, by_seed in entries.items():
+            row["runs"][t].update(by_seed)
+        if any("replaced_run" in r for by_seed in row["runs"].values() for r in by_seed.values()):
+            row.update(summarise_row({int(t): {int(s): r for s, r in v.items()} for t, v in row["runs"].items()},
+                                     row["seeds"]))
+        prov = provenance(command, {"settings": row["settings"], "retry_weight_decay": row["retry_weight_decay"],
+                                    "rule": RESCORE_RULE}, MEASURED)
+        prov.update(commit=COMMIT[0], uncommitted_changes=COMMIT[1])     # the code this process started with
+        record = row.get("rescoring") or {"rule": RESCORE_RULE, "runs": {}, "provenance": []}
+        for t, by_seed in done.items():
+            record["runs"].setdefault(t, {}).update(by_seed)
+        record["provenance"].append(prov)
+        row["rescoring"] = record
+        write_json(STORED, stored)
+
+
 def main(argv=None) -> int:
     from dca_course import configure_process
 
     configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
-    parser.add_argument("step", choices=("select", "final"), help="select on held-out stories, or the final row")
+    parser.add_argument("step", choices=("select", "final", "rescore"),
+                        help="select on held-out stories, the final row, or train a row's stored runs again "
+                             "and score them with today's evaluation (--tasks, --seeds)")
     parser.add_argument("--row", required=True, choices=list(ROWS))
     parser.add_argument("--seeds", default="0,1,2", help="final: comma-separated seeds")
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all (the protocol's)")
@@ -397,6 +479,20 @@ def main(argv=None) -> int:
         write_result_json(SELECTION, stored, command=command, config=SELECT_CONFIG,
                           measures=["experiments/babi_rows.py", *DMN_CODE])
         print(f"{args.row}: chosen on held-out stories: {json.dumps(chosen['chosen'])}", file=sys.stderr)
+        return 0
+    if args.step == "rescore":
+        if args.tasks == "all":
+            parser.error("rescore: name the tasks (--tasks 7,8)")
+        stored_row = json.loads(STORED.read_text()).get("rows", {}).get(args.row)
+        if stored_row is None:
+            parser.error(f"rescore: no stored row {args.row!r} in {STORED}")
+        seeds = [int(s) for s in args.seeds.split(",")]
+        entries, done = rescore(folder, args.row, stored_row, args.runs, args.jobs, seeds, tasks)
+        write_rescored(args.row, entries, done, command, args.runs / "babi_real_1k.lock")
+        for t, by_seed in done.items():
+            for s, d in by_seed.items():
+                print(f"{args.row} task {t} seed {s}: accuracy reproduced {d['accuracy_reproduced']}"
+                      f"{'' if not d['differs'] else ' (differs: ' + ', '.join(d['differs']) + ')'}", file=sys.stderr)
         return 0
     selection = json.loads(SELECTION.read_text()) if SELECTION.is_file() else {}
     if args.row not in selection:

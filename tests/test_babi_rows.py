@@ -428,3 +428,61 @@ def test_what_each_step_buys_is_the_later_row_minus_the_earlier_seed_by_seed():
     assert lines[2].endswith("not run yet: dmn+ext") and all(len(line) <= 120 for line in lines)
     stored["rows"]["dmn+"]["per_task"]["1"]["mean"] = 0.4         # a loss larger than any gain comes first
     assert babi_row_steps(stored, top=1).splitlines()[1].split()[-2:] == ["1", "(-60.0)"]
+
+
+def test_rescore_replaces_the_gate_figures_of_a_reproduced_run_and_a_whole_run_that_is_not(monkeypatch, tmp_path):
+    """``rescore`` trains a stored run again at the row's stored settings: an equal answer accuracy
+    keeps the run and replaces its supporting-fact figures (the stored ones kept beside them); another
+    accuracy replaces the run whole (the stored one kept) and the row's summary is computed again."""
+    settings = rows.row_settings("dmn", POINT)
+    old = {"accuracy": 0.9, "val_accuracy": 1.0, "best_epoch": 1, "epochs": 1, "train_seconds": 5.0,
+           "supporting_fact_accuracy": 0.8, "supporting_fact_accuracy_per_pass": [1.0, 0.9, 0.5],
+           "data": "babi:../shared/data/babi:7"}
+    runs = {"7": {"0": dict(old), "1": dict(old)}, "1": {"0": dict(old, accuracy=1.0), "1": dict(old, accuracy=1.0)}}
+    stored_row = dict(rows.summarise_row({int(t): {int(s): r for s, r in v.items()} for t, v in runs.items()}, [0, 1]),
+                      settings=settings, retry_weight_decay=None, runs=runs, provenance={"command": "final"})
+    stored = tmp_path / "babi_real_1k.json"
+    stored.write_text(json.dumps({"mean_accuracy": 0.98, "rows": {"dmn": stored_row}}))
+    monkeypatch.setattr(rows, "STORED", stored)
+    trained = []
+
+    def fit(task, folder, given, out, seed, score_test):
+        trained.append((task, seed, given))
+        return {"val_accuracy": 1.0, "accuracy": 0.9 if seed == 0 else 0.8, "best_epoch": 1, "epochs": 1,
+                "train_seconds": 1.0, "wall_seconds": 1.0, "weight_decay": given["weight_decay"],
+                "supporting_fact_accuracy": 0.85, "supporting_fact_accuracy_per_pass": [1.0, 0.9, 0.7]}
+    monkeypatch.setattr(rows, "_fit", fit)
+    assert rows.main(["f", "rescore", "--row", "dmn", "--tasks", "7", "--seeds", "0,1", "--jobs", "1",
+                      "--runs", str(tmp_path / "runs")]) == 0
+    assert trained == [(7, 0, settings), (7, 1, settings)]          # the stored settings, task 7 only
+    after = json.loads(stored.read_text())
+    row = after["rows"]["dmn"]
+    assert after["mean_accuracy"] == 0.98 and row["runs"]["1"] == runs["1"]   # the rest is left as it was
+    same, other = row["runs"]["7"]["0"], row["runs"]["7"]["1"]
+    assert same["supporting_fact_accuracy_per_pass"] == [1.0, 0.9, 0.7] and same["train_seconds"] == 5.0
+    assert same[rows.BEFORE_RESCORING] == {"supporting_fact_accuracy": 0.8,
+                                           "supporting_fact_accuracy_per_pass": [1.0, 0.9, 0.5]}
+    assert other["accuracy"] == 0.8 and other["replaced_run"] == old and other["data"] == old["data"]
+    assert row["per_task"]["7"]["per_seed"] == {"0": 0.9, "1": 0.8}      # the summary follows the new run
+    record = row["rescoring"]
+    assert record["runs"]["7"]["0"]["accuracy_reproduced"] and not record["runs"]["7"]["1"]["accuracy_reproduced"]
+    assert record["runs"]["7"]["1"]["differs"] == ["accuracy"]
+    assert record["provenance"][0]["command"] == ("python experiments/babi_rows.py f rescore --row dmn --tasks 7 "
+                                                  f"--seeds 0,1 --jobs 1 --runs {rows.repo_path(tmp_path / 'runs')}")
+    assert record["provenance"][0]["commit"] == rows.COMMIT[0]
+    # a second rescoring keeps the figures the first one replaced
+    assert rows.main(["f", "rescore", "--row", "dmn", "--tasks", "7", "--seeds", "0", "--jobs", "1",
+                      "--runs", str(tmp_path / "runs")]) == 0
+    again = json.loads(stored.read_text())["rows"]["dmn"]
+    assert again["runs"]["7"]["0"][rows.BEFORE_RESCORING] == same[rows.BEFORE_RESCORING]
+    assert len(again["rescoring"]["provenance"]) == 2 and len(trained) == 2     # read back, not trained again
+    # a replaced run is compared with the final command's run again, and a rescoring written while another
+    # one of the same row was running keeps the other's runs
+    entries, done = rows.rescore("f", "dmn", again, tmp_path / "runs", 1, [1], [7])
+    assert entries["7"]["1"]["replaced_run"] == old and not done["7"]["1"]["accuracy_reproduced"]
+    row = json.loads(stored.read_text())
+    row["rows"]["dmn"]["runs"]["1"]["0"]["marker"] = True
+    stored.write_text(json.dumps(row))
+    rows.write_rescored("dmn", entries, done, "python experiments/babi_rows.py", tmp_path / "runs" / "lock")
+    last = json.loads(stored.read_text())["rows"]["dmn"]
+    assert last["runs"]["1"]["0"]["marker"] and last["runs"]["7"]["1"] == entries["7"]["1"]

@@ -545,6 +545,54 @@ def test_evaluate_dmn_never_credits_unk_for_an_answer_outside_the_vocabulary():
     assert evaluate_dmn(SaysUnk(), [unseen], vocab)["accuracy"] == 0.0
 
 
+def test_the_last_pass_scores_a_hit_on_any_supporting_fact_it_is_trained_on():
+    """Three passes, four supporting facts: the last pass is trained on facts 2 and 3 (``gate_targets``),
+    so its top gate on fact 3 is a hit; on fact 0 (the first pass's) or on a fact that supports
+    nothing it is a miss.  A question with two supporting facts leaves the last pass unsupervised."""
+    from dca_course.models.dmn_gate import gate_targets
+    from dca_course.models.dmn_eval import evaluate_dmn, pass_hits
+
+    names = ["mary", "john", "sandra", "daniel"]
+    tops = {"mary": [0, 1, 3], "john": [0, 1, 5], "sandra": [0, 1, 0], "daniel": [0, 2, 4]}
+    story = [["mary", "went", "to", "the", "office"]] * 6
+    examples = [BabiExample(story=story, question=["where", "is", n], answer=["office"],
+                            supporting=[0, 1] if n == "daniel" else [0, 1, 2, 3], task=7) for n in names]
+    vocab = babi_vocab(examples)
+
+    class HandGates(torch.nn.Module):                         # each question's top gates, set by hand
+        passes = 3
+
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def predict(self, batch):
+            who = [vocab.itos[int(i)] for i in batch.question[:, 2]]
+            gates = torch.zeros(len(who), 3, batch.sentences.size(1))
+            for b, n in enumerate(who):
+                for i, f in enumerate(tops[n]):
+                    gates[b, i, f] = 1.0
+            return [vocab.encode(["office"])] * len(who), gates
+
+    result = evaluate_dmn(HandGates(), examples, vocab)
+    # pass 1: 4 of 4; pass 2: 3 of 4 (daniel's is fact 2); pass 3: mary's fact 3 only, of the 3 supervised
+    # (one fact a pass, as the first two passes are scored, would make it 0 of 3)
+    assert result["supporting_fact_accuracy_per_pass"] == [1.0, 0.75, round(1 / 3, 4)]
+    assert result["supporting_fact_accuracy"] == (4 + 3 + 1) / (4 + 4 + 3)
+    # pass_hits itself, and what it counts as the last pass's facts is what gate_targets trains it on
+    supporting = torch.tensor([[0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, -1, -1]])
+    top = torch.tensor([tops[n] for n in names])
+    hit, ok = pass_hits(top, supporting)
+    assert hit.tolist() == [[True, True, True], [True, True, False], [True, True, False], [True, False, False]]
+    assert ok.tolist() == [[True] * 3] * 3 + [[True, True, False]]
+    trained_on = gate_targets(supporting, passes=3, n_facts=6)            # (batch, passes, facts)
+    on_target = trained_on.gather(2, top.unsqueeze(-1)).squeeze(-1) > 0
+    assert torch.equal(hit, on_target & ok)
+    # fewer supporting columns than passes: only the passes that have one are scored
+    hit, ok = pass_hits(torch.tensor([[1, 0, 0]]), torch.tensor([[1]]))
+    assert hit.tolist() == [[True]] and ok.tolist() == [[True]]
+
+
 # -- the babi-1k profile: the headline run from the command line ---------------------------------
 def test_babi_1k_profile_holds_the_stored_headline_runs_settings():
     """``--profile babi-1k`` is the model and training of results/babi_real_1k.json: every

@@ -471,10 +471,12 @@ def test_where_the_extended_row_loses_is_what_the_protocol_and_08_say():
 
     said = " ".join((RESULTS / "babi_protocol.md").read_text(encoding="utf-8").split())
     both = said + " " + markdown("08")
-    if "task 3's third pass and task 7's third pass miss their supporting facts" in both:
-        for task in ("3", "7"):
-            passes = found(task)
-            assert len(passes) == 3 and passes[2] == min(passes) and passes[2] < 0.9, (task, passes)
+    if "task 3's third pass misses its supporting facts" in both.replace("task 3's third pass\n", "task 3's third pass "):
+        passes = found("3")
+        assert len(passes) == 3 and passes[2] == min(passes) and passes[2] < 0.9, passes
+    if "task 7's passes find theirs in more than nine questions of ten" in both or "task 7's count is wrong" in both:
+        assert min(found("7")) > 0.9 and row["per_task"]["7"]["mean"] < 0.95, found("7")
+        assert all("replaced_run" in r or "scored_with_one_fact_for_the_last_pass" in r for r in row["runs"]["7"].values())
     if "task 17's answer is wrong with its facts found" in markdown("08") or "task 17's passes find theirs" in said:
         assert min(found("17")) >= 0.95 and row["per_task"]["17"]["mean"] < 0.95
     if "task 18's gates miss their facts in more than a fifth of the questions, on each pass" in said:
@@ -515,7 +517,6 @@ def test_where_the_dmn_row_loses_is_what_the_protocol_and_08_say():
     one_fact = sorted((t for t in under if len(found(t)) == 1), key=int)
     assert "(" + ", ".join(one_fact[:-1]) + " and " + one_fact[-1] + ")" in protocol
     assert all(0.7 <= found(t)[0] <= 0.9 for t in one_fact), "about four questions of five"
-    assert all(found(t)[2] == min(found(t)) < 0.9 for t in ("7", "8")), "tasks 7 and 8 lose their third pass"
     assert min(found("17")) >= 0.95 and "17" in under, "task 17 finds its facts and still answers wrongly"
     assert 0.6 <= found("19")[0] <= 0.72, "task 19's first pass misses its fact in a third of the questions"
 
@@ -577,12 +578,12 @@ def test_where_the_dmn_plus_row_loses_is_what_the_protocol_and_08_say():
     first = {row: [found_per_pass(r, t)[0] for t in ("2", "3")] for row, r in (("dmn+", plus), ("dmn", dmn))}
     assert "now finds its supporting fact in 98 to 100% of the questions (the `dmn` row: 61 to 69%)" in protocol
     assert all(0.975 <= f <= 1 for f in first["dmn+"]) and all(0.605 <= f < 0.695 for f in first["dmn"]), first
-    later = {t: found_per_pass(plus, t)[-1] for t in ("2", "3", "7", "8")}
-    assert ("task 2's second pass finds its fact in {:.0f}% of the questions, task 3's third in {:.0f}%, task 7's "
-            "third in {:.0f}% and task 8's third in {:.0f}%".format(*(100 * v for v in later.values()))) in protocol
+    later = {t: found_per_pass(plus, t)[-1] for t in ("2", "3")}
+    assert ("task 2's second pass finds its fact in {:.0f}% of the questions and task 3's third in {:.0f}%"
+            .format(*(100 * v for v in later.values()))) in protocol
     assert all(later[t] == min(found_per_pass(plus, t)) for t in later)     # the later pass is the one that misses
     gap = {t: PAPER_ACCURACY_1K["DMN"][int(t)] - 100 * v["mean"] for t, v in plus["per_task"].items()}
-    assert (f"these four tasks are {sum(gap[t] for t in later):.0f} of its {sum(gap.values()):.0f} task-points under "
+    assert (f"these two tasks are {sum(gap[t] for t in later):.0f} of its {sum(gap.values()):.0f} task-points under "
             "the paper") in protocol
     assert all(0.6 <= f <= 0.72 for f in found_per_pass(plus, "18")), "about a third missed on each pass"
     for t in ("10", "17", "19"):

@@ -21,11 +21,32 @@ def _answered(predicted: list[int], answer: list[str], vocab) -> bool:
     return all(w in vocab.stoi for w in answer) and predicted == vocab.encode(answer)
 
 
+def pass_hits(top: torch.Tensor, supporting: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Whether each pass's top gate is a fact it is trained on, and whether the pass is supervised.
+
+    top (batch, passes): the fact of each pass's largest gate; supporting (batch, n_sup) fact
+    indices, -1 for none.  Returns two (batch, k) bool tensors, k = min(passes, n_sup): pass ``i``
+    hits when its top gate is the ``i``-th supporting fact; the last pass (when ``n_sup`` reaches
+    it) hits when its top gate is any of the supporting facts from the last pass's on.
+    """
+    passes = top.size(1)
+    target = supporting[:, :passes]
+    k = target.size(1)
+    ok = target >= 0
+    hit = (top[:, :k] == target) & ok
+    if k == passes:                                   # the last pass: every fact left over
+        rest = supporting[:, passes - 1:]
+        hit[:, -1] = ((top[:, -1:] == rest) & (rest >= 0)).any(1)
+    return hit, ok
+
+
 @torch.no_grad()
 def evaluate_dmn(model: nn.Module, examples, vocab, *, max_facts: int | None = None, batch_size: int = 256,
                  device=None) -> dict:
-    """Answer accuracy and supporting-fact accuracy (the top gate of pass ``i`` is the
-    ``i``-th supporting fact, over the passes that have one) on ``examples``."""
+    """Answer accuracy and supporting-fact accuracy on ``examples``: the top gate of pass ``i`` is
+    the ``i``-th supporting fact, over the passes that have one, and the top gate of the last pass is
+    any supporting fact left over (the facts it is trained on, :func:`~.dmn_gate.gate_targets`: a
+    question of counting or lists can have more supporting facts than there are passes)."""
     was_training = model.training
     model.eval()
     device = device or next(model.parameters()).device
@@ -36,10 +57,9 @@ def evaluate_dmn(model: nn.Module, examples, vocab, *, max_facts: int | None = N
         batch = make_dmn_batch(chunk, vocab, max_facts=max_facts).to(device)
         answers, gates = model.predict(batch)
         right += sum(_answered(a, ex.answer, vocab) for a, ex in zip(answers, chunk))
-        target = batch.supporting[:, : gates.size(1)]
-        k = target.size(1)
-        ok = target >= 0
-        hits[:k] += ((gates.argmax(-1)[:, :k] == target) & ok).sum(0).cpu()
+        hit, ok = pass_hits(gates.argmax(-1), batch.supporting)
+        k = hit.size(1)
+        hits[:k] += hit.sum(0).cpu()
         supervised[:k] += ok.sum(0).cpu()
     model.train(was_training)
     n = max(len(examples), 1)
