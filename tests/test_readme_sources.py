@@ -30,3 +30,14 @@ def test_the_dmn_passes_cap_is_called_the_course_s_own():
 def test_readme_numbers_without_a_stored_source_are_gone():
     for unsourced in ("18.6 minutes", "exact match 1.0", "0.99 and 0.76"):
         assert unsourced not in README
+
+
+def test_the_speed_claims_are_the_stored_benchmarks_rounded():
+    """The README's speed sentence quotes opennmt_throughput.json and lstm_limit_*.json, all with input feeding."""
+    peer = json.loads((ROOT / "results/opennmt_throughput.json").read_text(encoding="utf-8"))
+    fast, full = (json.loads((ROOT / f"results/lstm_limit_{p}.json").read_text(encoding="utf-8")) for p in ("fast", "full"))
+    assert peer["input_feeding"] == {"ours": True, "opennmt": True} and fast["input_feeding"] and full["input_feeding"]
+    found = re.search(r"trains ([\d.]+)x-([\d.]+)x as many target\s+tokens per second", README)
+    assert found and [float(x) for x in found.groups()] == sorted(peer["ratio_ours_over_opennmt"].values())
+    found = re.search(r"takes ([\d.]+)x the time of its LSTM layers[^(]*\(([\d.]+)x at the papers'", README, re.S)
+    assert found and found.groups() == (f"{fast['stepwise_ratio']:.1f}", f"{full['stepwise_ratio']:.1f}")
