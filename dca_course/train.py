@@ -154,15 +154,6 @@ class TrainConfig:
     # evaluations without a better one (0: never stops early).
     monitor: str | None = None
     patience: int = 0
-    # With ``monitor``: a value nothing can beat (1.0 for an accuracy).  Once the best reaches it,
-    # an epoch that ties it still has its weights kept but no longer restarts the patience count,
-    # so a run at 100% stops ``patience`` evaluations after it first got there (None: ties always
-    # restart the count, as below the ceiling).
-    ceiling: float | None = None
-    # With ``ceiling``: once the best reaches it, stop after this many further evaluations instead
-    # of ``patience`` (0: at the epoch that reaches it; None: ``patience``).  The best value cannot
-    # change after that, so a search that only reads the best value loses nothing by stopping.
-    ceiling_patience: int | None = None
     # With ``monitor``: multiply the learning rate by ``lr_decay`` after every ``lr_patience``
     # evaluations without a better one (0: a constant learning rate).
     lr_decay: float = 0.5
@@ -220,7 +211,8 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
         evaluate: Callable[[nn.Module], dict] | None = None,
         optimizer: torch.optim.Optimizer | None = None,
         out_dir: str | os.PathLike | None = None, resume: bool = True,
-        extra_state: dict | None = None, log: Callable[[str], None] | None = None) -> History:
+        extra_state: dict | None = None, log: Callable[[str], None] | None = None,
+        best_epoch: Callable[..., BestEpoch] | None = None) -> History:
     """Train ``model`` on ``train_data`` and return the per-epoch history.
 
     The batches of an epoch are ``make_batch(examples)`` of ``config.batch_size`` shuffled
@@ -230,7 +222,9 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
     -> (loss, stats)`` where ``loss_fn`` must call ``model(...)`` so that DDP can average the
     gradients, ``evaluate(model) -> metrics`` the hook.  With ``out_dir``, ``last.pt`` holds the
     model, optimizer, epoch, history and ``extra_state`` after every epoch, and a run started
-    again with ``resume=True`` goes on from it.
+    again with ``resume=True`` goes on from it.  With ``config.monitor``, ``best_epoch(monitor,
+    saved, patience)`` keeps the best epoch and says when to stop (:class:`BestEpoch`; a recipe may
+    pass a subclass with its own stopping rule).
     """
     if (train_data is None) == (groups is None):
         raise ValueError("fit takes train_data (examples to batch) or groups (fixed batches), one of the two")
@@ -253,7 +247,7 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
     if info.enabled:
         ids = [device.index] if device.type == "cuda" else None
         net = nn.parallel.DistributedDataParallel(model, device_ids=ids)
-    best = _Best(config.monitor, saved_best) if config.monitor else None
+    best = (best_epoch or BestEpoch)(config.monitor, saved_best, config.patience) if config.monitor else None
 
     def save(epoch: int) -> None:
         save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
@@ -294,8 +288,7 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
             net.eval()
             with torch.no_grad():
                 row.update(evaluate(model))
-        stop = out_of_time or (best is not None and best.update(row, model, config.patience, config.ceiling,
-                                                                  config.ceiling_patience))
+        stop = out_of_time or (best is not None and best.update(row, model))
         decay = bool(best is not None and config.lr_patience and best.waited
                      and best.waited % config.lr_patience == 0)
         if info.enabled:   # rank 0 alone evaluates (and reads its clock): every process follows its decisions
@@ -324,33 +317,34 @@ def fit(model: nn.Module, train_data: Sequence | None = None, *, make_batch: Cal
     return history
 
 
-class _Best:
-    """The best value of the early-stopping metric so far, its epoch and a copy of its weights."""
+class BestEpoch:
+    """The best value of the early-stopping metric so far, its epoch and a copy of its weights;
+    :meth:`update` says when ``patience`` evaluations passed without a better one (0: never)."""
 
-    def __init__(self, monitor: str, saved: dict | None = None):
+    def __init__(self, monitor: str, saved: dict | None = None, patience: int = 0):
         saved = saved or {}
-        self.monitor = monitor
+        self.monitor, self.patience = monitor, patience
         self.value, self.epoch = saved.get("value"), saved.get("epoch", 0)
         self.weights, self.waited = saved.get("weights"), saved.get("waited", 0)
 
-    def update(self, row: dict, model: nn.Module, patience: int, ceiling: float | None = None,
-               ceiling_patience: int | None = None) -> bool:
-        """Record an epoch's metrics; True when ``patience`` evaluations passed without a better one
-        (at ``ceiling``, a tie is not better, and ``ceiling_patience`` replaces ``patience``: see
-        ``TrainConfig.ceiling``)."""
+    def is_best(self, row: dict) -> bool:
+        # ties count as better: the later, longer-trained epoch is kept
+        return self.value is None or row[self.monitor] >= self.value
+
+    def keep(self, row: dict, model: nn.Module) -> None:
+        self.value, self.epoch = row[self.monitor], row["epoch"]
+        self.weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    def update(self, row: dict, model: nn.Module) -> bool:
+        """Record an epoch's metrics; True when training should stop."""
         if self.monitor not in row:
             return False
-        at_ceiling = ceiling is not None and self.value is not None and self.value >= ceiling
-        if self.value is None or row[self.monitor] >= self.value:   # ties: the later, longer-trained epoch
-            self.value, self.epoch = row[self.monitor], row["epoch"]
-            self.weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            if not at_ceiling:
-                self.waited = 0
-                return ceiling_patience == 0 and ceiling is not None and self.value >= ceiling
+        if self.is_best(row):
+            self.keep(row, model)
+            self.waited = 0
+            return False
         self.waited += 1
-        if at_ceiling and ceiling_patience is not None:
-            return self.waited >= ceiling_patience
-        return bool(patience) and self.waited >= patience
+        return bool(self.patience) and self.waited >= self.patience
 
     def state(self) -> dict:
         return {"best": {"value": self.value, "epoch": self.epoch, "weights": self.weights, "waited": self.waited}}

@@ -30,6 +30,20 @@ computed again.  The row's ``rescoring`` records what was done, run by run, with
 
     python experiments/babi_rows.py ../shared/data/babi rescore --row dmn --tasks 7,8 --seeds 0,1,2 --jobs 1
 
+``summarise`` computes a stored row's summary again from its runs, training nothing (after the
+summary gains a figure).
+
+``cure`` decides whether ``intervening_facts`` joins the ``dmn+ext`` row: the rule of the
+protocol's version 3, on held-out training stories only.  At the grid point of the earlier
+``babi-1k`` model (``CURE_POINT``) it trains ``dmn+ext`` as version 2 defines it (the base) and with
+``--intervening-facts`` (the cure): first task 3 on seeds 0, 1 and 2, both arms, where the cure must
+raise task 3's mean held-out accuracy by more than ``CURE_RISE`` (2 points); then, only if it does,
+the 20 tasks on seed 0, both arms, where the cure's mean held-out accuracy must not fall by more than
+the tie.  It writes ``results/babi_cure.json``.  The base arm's seed-0 trainings sit in ``select``'s
+folders, which read them back.
+
+    python experiments/babi_rows.py ../shared/data/babi cure --row dmn+ext --jobs 2
+
 Every training keeps its result in its run folder (``result.json``, written atomically, with its
 configuration), so a command stopped part way goes on where it stopped when it is run again.
 One training is one task of ``python -m dca_course train dmn --data babi:PATH:TASK`` with the row's
@@ -329,10 +343,32 @@ def retry_value(point: dict) -> float | None:
     return values[k - 1] if k > 0 else None
 
 
+def pool_wall_seconds(seconds: list[float], workers: int = 2) -> float:
+    """The wall time of trainings taking ``seconds`` each when a pool of ``workers`` takes them in
+    the order given, each next one going to the first worker free (what ``_run_all``'s process
+    pool does): the time the last one ends."""
+    free = [0.0] * workers
+    for s in seconds:
+        k = free.index(min(free))
+        free[k] += s
+    return max(free)
+
+
+def longest_seed_minutes(runs: dict, seeds: list[int], workers: int = 2) -> float:
+    """The longest seed of a row: the minutes its trainings take on ``workers`` one-thread workers,
+    from each training's measured ``train_seconds``, in ``TASKS``' order (tasks not in it after
+    it).  A run that ``rescore`` trained again counts with the time of the final command's training
+    (its ``replaced_run``), like the row's ``train_seconds``.  The protocol's budget is one seed of
+    all tasks in 40 minutes on 2 cores."""
+    tasks = [t for t in TASKS if t in runs] + sorted(set(runs) - set(TASKS))
+    seconds = lambda run: run.get("replaced_run", run)["train_seconds"]     # noqa: E731
+    return max(pool_wall_seconds([seconds(runs[t][s]) for t in tasks], workers) for s in seeds) / 60
+
+
 def summarise_row(runs: dict, seeds: list[int]) -> dict:
     """``runs`` {task: {seed: result}} as the protocol's row: the mean over tasks of each task's
-    mean over seeds, the same without tasks 17 and 19, the tasks at >= 95% on their mean, and per
-    task the mean and sd over the seeds."""
+    mean over seeds, the same without tasks 17 and 19, the tasks at >= 95% on their mean, per
+    task the mean and sd over the seeds, and the minutes of the longest seed on two workers."""
     per_task = {}
     for t in sorted(runs):
         acc = [runs[t][s]["accuracy"] for s in seeds]
@@ -341,10 +377,13 @@ def summarise_row(runs: dict, seeds: list[int]) -> dict:
                             "per_seed": {str(s): round(a, 4) for s, a in zip(seeds, acc)}}
     means = {int(t): v["mean"] for t, v in per_task.items()}
     rest = [m for t, m in means.items() if t not in (17, 19)]
-    return {"mean": round(statistics.fmean(means.values()), 4),
-            "mean_without_17_19": round(statistics.fmean(rest), 4),
-            "tasks_at_95": sum(round(m, 9) >= 0.95 for m in means.values()),
-            "per_task": per_task, "seeds": list(seeds)}
+    summary = {"mean": round(statistics.fmean(means.values()), 4),
+               "mean_without_17_19": round(statistics.fmean(rest), 4),
+               "tasks_at_95": sum(round(m, 9) >= 0.95 for m in means.values()),
+               "per_task": per_task, "seeds": list(seeds)}
+    if all("train_seconds" in r.get("replaced_run", r) for by_seed in runs.values() for r in by_seed.values()):
+        summary["longest_seed_minutes_2_workers"] = round(longest_seed_minutes(runs, seeds), 1)
+    return summary
 
 
 def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], point: dict, tasks=TASKS) -> dict:
@@ -365,6 +404,47 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
                       runs={str(t): {str(s): dict(by_task[t][s], data=f"babi:{repo_path(folder)}:{t}") for s in seeds}
                             for t in sorted(by_task)})     # the data as results name it: never a home folder
     return row_result
+
+
+# -- what results/babi_protocol.md quotes ---------------------------------------------------------------
+def row_sentence(row: dict) -> str:
+    """One row of ``results/babi_protocol.md`` in a sentence, the way the protocol's status and
+    notebook 08 quote it: the mean over the tasks (and each seed's), the mean without tasks 17 and
+    19, the tasks at >= 95% on their mean over the seeds, the one-thread training hours and the
+    minutes of its longest seed on two workers."""
+    seeds = [str(s) for s in row["seeds"]]
+    per_seed = [statistics.fmean(t["per_seed"][s] for t in row["per_task"].values()) for s in seeds]
+    return (f"mean {100 * row['mean']:.1f}% over seeds {', '.join(seeds)} "
+            f"({', '.join(f'{100 * m:.1f}' for m in per_seed)}), {100 * row['mean_without_17_19']:.1f}% without "
+            f"tasks 17 and 19, {row['tasks_at_95']} of the {len(row['per_task'])} tasks at 95% or more on the mean; "
+            f"{row['train_seconds'] / 3600:.1f} h of one-thread training, "
+            f"{row['longest_seed_minutes_2_workers']:.0f} min for its longest seed on two workers")
+
+
+def selection_rows(selection: dict) -> list[str]:
+    """A row's search on held-out stories (``results/babi_selection.json``, one row's entry) as
+    markdown table rows ``| step | point | held-out mean % |``: each (lr, L2, dropout) point where
+    its step first trained it, with the held-out mean over the tasks at cap 3 and, in brackets, at
+    cap 5 (``results/babi_protocol.md`` quotes them)."""
+    def words(p):
+        l2 = f"L2 {p['weight_decay']:g}" if p["weight_decay"] else "no L2"
+        dropout = f"dropout {p['dropout']:g}" if p["dropout"] else "no dropout"
+        return f"lr {p['lr']:g}, {l2}, {dropout}"
+
+    mean = {json.dumps(p["point"], sort_keys=True): p["held_out_mean"] for p in selection["points"]}
+    step_name = {"lr": "learning rate", "weight_decay": "L2", "dropout": "dropout"}
+    lines, seen = [], set()
+    for step in selection["steps"]:
+        for name in step["points"]:
+            # a stored point's keys are sorted: named in the grid's order, as the steps name them
+            point = next(p["point"] for p in selection["points"] if point_name({k: p["point"][k] for k in GRID}) == name)
+            key = words(point)
+            if key in seen:
+                continue
+            seen.add(key)
+            caps = [mean[json.dumps(dict(point, max_passes=c), sort_keys=True)] for c in (3, 5)]
+            lines.append(f"| {step_name[step['setting']]} | {key} | {100 * caps[0]:.2f} ({100 * caps[1]:.2f}) |")
+    return lines
 
 
 # -- scoring stored runs again -------------------------------------------------------------------------
@@ -411,10 +491,15 @@ def rescore(folder: str, row_name: str, stored_row: dict, runs: Path, n_jobs: in
     return entries, done
 
 
+def runs_by_number(row: dict) -> dict:
+    """A stored row's ``runs`` keyed by task and seed numbers, as ``summarise_row`` takes them."""
+    return {int(t): {int(s): r for s, r in v.items()} for t, v in row["runs"].items()}
+
+
 def write_rescored(row_name: str, entries: dict, done: dict, command: str, lock: Path) -> None:
     """Put the rescored runs into the row of ``STORED`` as it is when they are done, under a lock (two
     rescorings of one row may finish at once), with the row's ``rescoring`` record (merged with an
-    earlier one's); a row with a replaced run gets its summary computed again."""
+    earlier one's), and the row's summary computed again."""
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -422,9 +507,7 @@ def write_rescored(row_name: str, entries: dict, done: dict, command: str, lock:
         row = stored["rows"][row_name]
         for t, by_seed in entries.items():
             row["runs"][t].update(by_seed)
-        if any("replaced_run" in r for by_seed in row["runs"].values() for r in by_seed.values()):
-            row.update(summarise_row({int(t): {int(s): r for s, r in v.items()} for t, v in row["runs"].items()},
-                                     row["seeds"]))
+        row.update(summarise_row(runs_by_number(row), row["seeds"]))
         prov = provenance(command, {"settings": row["settings"], "retry_weight_decay": row["retry_weight_decay"],
                                     "rule": RESCORE_RULE}, MEASURED)
         prov.update(commit=COMMIT[0], uncommitted_changes=COMMIT[1])     # the code this process started with
@@ -436,15 +519,77 @@ def write_rescored(row_name: str, entries: dict, done: dict, command: str, lock:
         write_json(STORED, stored)
 
 
+# -- whether a cure joins the dmn+ext row ------------------------------------------------------------
+CURE_POINT = {"lr": 3e-3, "weight_decay": 1e-3, "dropout": 0.1, "max_passes": 5}   # the babi-1k model's point
+CURE = {"intervening_facts": True}
+CURE_RISE = 0.02            # task 3's mean held-out accuracy must rise by more than this
+CURE_OUT = RESULTS / "babi_cure.json"
+
+
+def cure_folder(runs: Path, arm: str, task: int, seed: int, eff: dict) -> Path:
+    if arm == "base" and seed == 0:       # the row's own grid folder: select reads it back
+        return runs / "dmn+ext" / "select" / point_name(eff) / f"task{task:02d}"
+    return runs / "dmn+ext" / "cure" / arm / f"seed{seed}" / f"task{task:02d}"
+
+
+def train_arms(folder: str, runs: Path, pairs: list[tuple[int, int]], n_jobs: int, needed: dict) -> dict:
+    """Both arms on every (task, seed) of ``pairs``, held-out stories only: {arm: {(task, seed): result}}."""
+    jobs, keys = [], []
+    for arm, extra in (("base", {}), ("cure", CURE)):
+        for task, seed in pairs:
+            eff = effective_point(CURE_POINT, needed[task])
+            jobs.append((task, folder, dict(row_settings("dmn+ext", eff), **extra),
+                         cure_folder(runs, arm, task, seed, eff), seed, False))
+            keys.append((arm, task, seed))
+    results = _run_all(jobs, n_jobs, lambda j, r: f"{'cure' if j[2].get('intervening_facts') else 'base'} "
+                       f"task {j[0]:>2} seed {j[4]}: held-out {100 * r['val_accuracy']:.1f}% "
+                       f"({r['epochs']} epochs, {r['train_seconds']:.0f} s)")
+    out: dict = {"base": {}, "cure": {}}
+    for (arm, task, seed), r in zip(keys, results):
+        out[arm][(task, seed)] = r
+    return out
+
+
+def cure(folder: str, runs: Path, n_jobs: int) -> dict:
+    """The protocol's rule for the cure (see the module's docstring): the result to store."""
+    def mean_of(arm: dict, pairs) -> float:
+        return statistics.fmean(arm[p]["val_accuracy"] for p in pairs)
+
+    needed = {t: passes_needed(folder, t) for t in TASKS}
+    started = time.perf_counter()
+    step1 = [(3, s) for s in (0, 1, 2)]
+    done = train_arms(folder, runs, step1, n_jobs, needed)
+    rise = mean_of(done["cure"], step1) - mean_of(done["base"], step1)
+    verdict = {"task3_base": round(mean_of(done["base"], step1), 4), "task3_cure": round(mean_of(done["cure"], step1), 4),
+               "task3_rise": round(rise, 4), "task3_passes": rise > CURE_RISE}
+    if verdict["task3_passes"]:
+        step2 = [(t, 0) for t in TASKS]
+        more = train_arms(folder, runs, step2, n_jobs, needed)
+        for arm in done:
+            done[arm].update(more[arm])
+        fall = mean_of(done["base"], step2) - mean_of(done["cure"], step2)
+        verdict.update(mean20_base=round(mean_of(done["base"], step2), 4),
+                       mean20_cure=round(mean_of(done["cure"], step2), 4),
+                       mean20_fall=round(fall, 4), mean20_passes=fall <= TIE + 1e-12)
+    verdict["joins_dmn+ext"] = bool(verdict["task3_passes"] and verdict.get("mean20_passes"))
+    return {"rule": f"task 3's mean held-out accuracy over seeds 0-2 rises by more than {CURE_RISE:g}; then the 20 "
+                    f"tasks' mean held-out accuracy on seed 0 falls by no more than {TIE:g}",
+            "point": CURE_POINT, "cure": CURE, "verdict": verdict, "data": repo_path(folder), "jobs": n_jobs,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+            "runs": {arm: {f"task{t}_seed{s}": {k: r[k] for k in ("val_accuracy", "epochs", "best_epoch", "train_seconds")}
+                           for (t, s), r in sorted(done[arm].items())} for arm in done}}
+
+
 def main(argv=None) -> int:
     from dca_course import configure_process
 
     configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
-    parser.add_argument("step", choices=("select", "final", "rescore"),
-                        help="select on held-out stories, the final row, or train a row's stored runs again "
-                             "and score them with today's evaluation (--tasks, --seeds)")
+    parser.add_argument("step", choices=("select", "final", "rescore", "summarise", "cure"),
+                        help="select on held-out stories, the final row, train a row's stored runs again "
+                             "and score them with today's evaluation (--tasks, --seeds), compute a stored row's "
+                             "summary again, or decide whether the cure joins dmn+ext (--row dmn+ext)")
     parser.add_argument("--row", required=True, choices=list(ROWS))
     parser.add_argument("--seeds", default="0,1,2", help="final: comma-separated seeds")
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all (the protocol's)")
@@ -458,6 +603,23 @@ def main(argv=None) -> int:
     folder = str(args.folder.expanduser().resolve())
     command = command_line(__file__, argv)
     tasks = TASKS if args.tasks == "all" else [int(t) for t in args.tasks.split(",")]
+    if args.step == "cure":
+        if args.row != "dmn+ext":
+            parser.error("cure: the cure is for the dmn+ext row (--row dmn+ext)")
+        result = cure(folder, args.runs, args.jobs)
+        write_result_json(CURE_OUT, result, command=command,
+                          config={"base": row_settings("dmn+ext", CURE_POINT), "cure": CURE}, measures=MEASURED)
+        print(result["verdict"], file=sys.stderr)
+        return 0
+    if args.step == "summarise":
+        stored = json.loads(STORED.read_text())
+        row = (stored.get("rows") or {}).get(args.row)
+        if row is None:
+            parser.error(f"summarise: no stored row {args.row!r} in {repo_path(STORED)}")
+        row.update(summarise_row(runs_by_number(row), row["seeds"]))
+        write_json(STORED, stored)
+        print(f"{args.row}: {row_sentence(row)}", file=sys.stderr)
+        return 0
     if args.step == "select" and args.point:
         started = time.perf_counter()
         part = select(folder, args.row, args.runs, args.jobs, tasks, points=[args.point])["points"][0]

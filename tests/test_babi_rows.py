@@ -163,9 +163,9 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
     assert {r["data"] for r in row["runs"]["1"].values()} == {f"babi:{rows.repo_path(folder)}:1"}
     assert not rows.repo_path(folder).startswith("/")
     # the notebooks (03b, 08) print the rows beside the papers' figures, or say that a row has not run
-    from dca_course.viz import babi_rows_table
+    from dca_course.data.babi.readings import rows_table
 
-    table = babi_rows_table(stored).splitlines()
+    table = rows_table(stored).splitlines()
     assert table[0].startswith("seeds 0, 1 ") and all(len(line) <= 120 for line in table)   # every row's seeds
     assert table[1].startswith("DMN (Kumar et al. 2016) ") and f"{100 * row['mean']:.1f}" in table[1]
     assert table[2].startswith("dmn+: not run yet") and table[3].startswith("dmn+ext: not run yet")
@@ -176,23 +176,22 @@ def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, b
 
 
 def test_a_seeds_wall_time_is_the_pools_in_task_order():
-    from dca_course.viz import babi_row_seed_minutes, pool_wall_seconds
-
-    assert pool_wall_seconds([5, 1, 1, 1], 2) == 5           # the short ones go to the free worker
-    assert pool_wall_seconds([1, 1, 2], 2) == 3              # in the order given, not the best order (2)
-    assert pool_wall_seconds([3, 4], 1) == 7
-    row = {"seeds": [0, 1], "runs": {"1": {"0": {"train_seconds": 60}, "1": {"train_seconds": 600}},
-                                     "2": {"0": {"train_seconds": 120}, "1": {"train_seconds": 60}}}}
-    assert babi_row_seed_minutes(row) == 10                  # seed 1: 600 s and 60 s side by side
-    assert babi_row_seed_minutes(row, workers=1) == 11
-    # in the runner's order: its pool takes a seed's tasks in rows.TASKS's order
-    from dca_course.viz import BABI_ROWS_ORDER
-
-    assert list(BABI_ROWS_ORDER) == rows.TASKS
-    three = {"seeds": [0], "runs": {"1": {"0": {"train_seconds": 60}}, "2": {"0": {"train_seconds": 60}},
-                                    "3": {"0": {"train_seconds": 120}}}}
-    assert babi_row_seed_minutes(three) == 2                 # 3 first (longest), then 2 and 1 on the other worker
-    assert babi_row_seed_minutes(three, order=(1, 2, 3)) == 3
+    assert rows.pool_wall_seconds([5, 1, 1, 1], 2) == 5           # the short ones go to the free worker
+    assert rows.pool_wall_seconds([1, 1, 2], 2) == 3              # in the order given, not the best order (2)
+    assert rows.pool_wall_seconds([3, 4], 1) == 7
+    runs = {1: {0: {"train_seconds": 60}, 1: {"train_seconds": 600}}, 2: {0: {"train_seconds": 120}, 1: {"train_seconds": 60}}}
+    assert rows.longest_seed_minutes(runs, [0, 1]) == 10          # seed 1: 600 s and 60 s side by side
+    assert rows.longest_seed_minutes(runs, [0, 1], workers=1) == 11
+    # a rescored run counts with the time of the final command's training
+    runs[1][1] = {"train_seconds": 6, "replaced_run": {"train_seconds": 600}}
+    assert rows.longest_seed_minutes(runs, [0, 1]) == 10
+    # in the runner's order: its pool takes a seed's tasks in rows.TASKS's order, 3 first (the longest)
+    three = {1: {0: {"train_seconds": 60}}, 2: {0: {"train_seconds": 60}}, 3: {0: {"train_seconds": 120}}}
+    assert rows.TASKS.index(3) < rows.TASKS.index(2) < rows.TASKS.index(1)
+    assert rows.longest_seed_minutes(three, [0]) == 2             # 3 first, then 2 and 1 on the other worker
+    # the row's summary stores it, and the tables read it from there
+    row = rows.summarise_row({t: {s: dict(r, accuracy=1.0) for s, r in v.items()} for t, v in three.items()}, [0])
+    assert row["longest_seed_minutes_2_workers"] == 2.0
 
 
 def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(monkeypatch, babi_folder, tmp_path):
@@ -258,14 +257,13 @@ def test_one_point_of_the_grid_is_a_share_of_select_that_a_later_select_reads_ba
 @pytest.mark.parametrize("task3_cure, other_cure, joins", [(0.90, 0.99, False), (0.95, 0.99, True),
                                                            (0.95, 0.985, False)])
 def test_the_cure_joins_the_row_only_by_the_protocols_rule(monkeypatch, tmp_path, task3_cure, other_cure, joins):
-    """experiments/babi_cure.py: task 3 first (the cure must add more than 2 points over seeds 0-2),
+    """babi_rows.py cure: task 3 first (the cure must add more than 2 points over seeds 0-2),
     then, only if it does, the 20 tasks on seed 0 (a fall of at most the tie); held-out figures only."""
-    cure = load_script("babi_cure")
     fit = _arm_fit(task3_cure, other_cure)
-    monkeypatch.setattr(cure.rows, "_fit", fit)
-    monkeypatch.setattr(cure.rows, "passes_needed", lambda folder, task: 3 if task == 3 else 2)
-    monkeypatch.setattr(cure, "OUT", tmp_path / "babi_cure.json")
-    assert cure.main([str(tmp_path), "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
+    monkeypatch.setattr(rows, "_fit", fit)
+    monkeypatch.setattr(rows, "passes_needed", lambda folder, task: 3 if task == 3 else 2)
+    monkeypatch.setattr(rows, "CURE_OUT", tmp_path / "babi_cure.json")
+    assert rows.main([str(tmp_path), "cure", "--row", "dmn+ext", "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
     stored = json.loads((tmp_path / "babi_cure.json").read_text())
     verdict = stored["verdict"]
     assert verdict["task3_base"] == 0.92 and verdict["task3_cure"] == task3_cure
@@ -334,7 +332,7 @@ def test_the_code_fingerprint_reads_code_not_docstrings_or_comments():
 
 
 def test_where_a_row_loses_lists_its_tasks_under_95_with_each_pass():
-    from dca_course.viz import babi_row_losses
+    from dca_course.data.babi.readings import row_losses as babi_row_losses
 
     per_task = {str(t): {"mean": 1.0, "sd": 0.0} for t in TASK_NAMES}
     per_task["3"] = {"mean": 0.84, "sd": 0.02}
@@ -350,14 +348,12 @@ def test_where_a_row_loses_lists_its_tasks_under_95_with_each_pass():
 
 
 def test_a_rows_sentence_gives_its_figures_and_each_seeds_mean():
-    from dca_course.viz import babi_row_summary
-
     runs = {"1": {"0": {"train_seconds": 1800}, "1": {"train_seconds": 60}},
             "17": {"0": {"train_seconds": 1800}, "1": {"train_seconds": 60}}}
     row = rows.summarise_row({1: {0: {"accuracy": 1.0}, 1: {"accuracy": 0.96}},
                               17: {0: {"accuracy": 0.9}, 1: {"accuracy": 0.8}}}, [0, 1])
-    row.update(runs=runs, train_seconds=3720.0)
-    assert babi_row_summary(row) == ("mean 91.5% over seeds 0, 1 (95.0, 88.0), 98.0% without tasks 17 and 19, "
+    row.update(runs=runs, train_seconds=3720.0, longest_seed_minutes_2_workers=30.0)
+    assert rows.row_sentence(row) == ("mean 91.5% over seeds 0, 1 (95.0, 88.0), 98.0% without tasks 17 and 19, "
                                      "1 of the 2 tasks at 95% or more on the mean; 1.0 h of one-thread training, "
                                      "30 min for its longest seed on two workers")
 
@@ -413,7 +409,7 @@ def test_a_rows_profile_trains_that_rows_model_from_the_command_line(row, tmp_pa
 
 
 def test_what_each_step_buys_is_the_later_row_minus_the_earlier_seed_by_seed():
-    from dca_course.viz import babi_row_steps
+    from dca_course.data.babi.readings import row_steps as babi_row_steps
 
     def row(per_seed):       # {task: (seed 0, seed 1)}
         return {"seeds": [0, 1], "per_task": {t: {"mean": (a + b) / 2, "per_seed": {"0": a, "1": b}}

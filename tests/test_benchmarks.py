@@ -109,8 +109,7 @@ def test_scripts_share_code_through_tools_provenance_with_one_path_line():
     """A script of experiments/, benchmarks/ or tools/ touches ``sys.path`` only to put the repository
     root first, and imports no other script: shared code is in ``tools.provenance`` (results and
     provenance) and ``benchmarks.timing`` (timing training steps); only notebook_claims imports
-    ``tools.notebook_times``, the module that owns the notebook-time table, and only babi_cure imports
-    ``experiments.babi_rows``, whose trainings it runs (the row's own folders, read back by select)."""
+    ``tools.notebook_times``, the module that owns the notebook-time table."""
     scripts = {f"{p.parent.name}.{p.stem}": p for folder in SCRIPT_FOLDERS for p in (ROOT / folder).glob("*.py")
                if p.stem != "__init__"}
     shared = {"tools.provenance", "benchmarks.timing"}
@@ -128,8 +127,7 @@ def test_scripts_share_code_through_tools_provenance_with_one_path_line():
                 imported |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}   # from experiments import x
-        allowed = shared | ({"tools.notebook_times"} if name == "tools.notebook_claims" else set()) \
-            | ({"experiments.babi_rows"} if name == "experiments.babi_cure" else set())
+        allowed = shared | ({"tools.notebook_times"} if name == "tools.notebook_claims" else set())
         scripts_imported = {m for m in imported if m in scripts or m.split(".")[0] in stems | {"common"}}
         assert scripts_imported <= allowed - {name}, (name, scripts_imported - allowed)
 

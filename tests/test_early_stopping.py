@@ -4,6 +4,7 @@ DMN recipe holds its validation questions out of the training ones."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import torch
 
@@ -18,9 +19,11 @@ class _Batch:
         return self
 
 
-def _fit_scripted(scores, tmp_path=None, resume=False, epochs=None, **config):
+def _fit_scripted(scores, tmp_path=None, resume=False, epochs=None, ceiling=None, ceiling_patience=None, **config):
     """Train a one-weight model; the evaluation hook returns ``scores`` in turn and records the
-    weight it saw at each epoch."""
+    weight it saw at each epoch.  ``ceiling``: the DMN recipe's stopping rule (``CeilingBest``)."""
+    from dca_course.recipes.dmn import CeilingBest
+
     model = torch.nn.Linear(1, 1, bias=False)
     seen = []
 
@@ -34,6 +37,8 @@ def _fit_scripted(scores, tmp_path=None, resume=False, epochs=None, **config):
     data = [torch.ones(1) for _ in range(4)]
     history = fit(model, data, make_batch=lambda xs: _Batch(torch.stack(xs)), loss_fn=loss_fn,
                   evaluate=evaluate, out_dir=tmp_path, resume=resume,
+                  best_epoch=None if ceiling is None else partial(CeilingBest, ceiling=ceiling,
+                                                                  ceiling_patience=ceiling_patience),
                   config=TrainConfig(epochs=epochs or len(scores), batch_size=2, lr=0.1, progress=False, eval_every=1,
                                      monitor="val_accuracy", **config))
     return model, history, seen
@@ -76,9 +81,9 @@ def test_at_the_ceiling_a_tie_keeps_the_later_weights_but_no_longer_restarts_pat
     # the DMN's knob sets the ceiling of its held-out accuracy
     from dca_course.recipes import DMNConfig, DMNRecipe
 
-    on = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5, stop_at_ceiling=True)).train_config(10, 0, False)
-    off = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5)).train_config(10, 0, False)
-    assert (on.ceiling, off.ceiling) == (1.0, None)
+    on = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5, stop_at_ceiling=True)).best_epoch()
+    off = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5)).best_epoch()
+    assert (on.keywords["ceiling"], off) == (1.0, None)
 
 
 def test_a_search_stops_at_the_epoch_that_reaches_the_ceiling_with_the_same_best_value():
@@ -96,9 +101,10 @@ def test_a_search_stops_at_the_epoch_that_reaches_the_ceiling_with_the_same_best
     # the DMN's knob
     from dca_course.recipes import DMNConfig, DMNRecipe
 
-    config = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5, stop_at_ceiling=True, ceiling_patience=0)
-                       ).train_config(10, 0, False)
-    assert (config.ceiling, config.ceiling_patience) == (1.0, 0)
+    rule = DMNRecipe(DMNConfig(val_fraction=0.1, patience=5, stop_at_ceiling=True, ceiling_patience=0)).best_epoch()
+    assert rule.keywords == {"ceiling": 1.0, "ceiling_patience": 0}
+    # the general loop knows no ceiling: TrainConfig has no such knob
+    assert not {"ceiling", "ceiling_patience"} & set(TrainConfig.__dataclass_fields__)
 
 
 def test_the_learning_rate_halves_after_lr_patience_epochs_without_progress():

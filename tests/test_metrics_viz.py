@@ -132,7 +132,7 @@ def test_late_facts_are_the_key_facts_beyond_the_first_400_tokens():
 
 
 def test_babi_results_table_puts_the_papers_beside_every_task():
-    from dca_course.viz import babi_results_table
+    from dca_course.data.babi.readings import results_table as babi_results_table
 
     stored = {"per_task": {"2": 0.9, "19": 0.35}, "supporting_fact_accuracy": {"2": 0.95, "19": 0.8},
               "per_task_per_seed": {"2": {"0": 0.88, "1": 0.92}, "19": {"0": 0.35}}, "mean_accuracy": 0.625}
@@ -145,7 +145,7 @@ def test_babi_results_table_puts_the_papers_beside_every_task():
 
 def test_babi_lead_summary_takes_the_named_tasks_out_of_the_mean():
     from dca_course.data.babi import PAPER_ACCURACY_1K
-    from dca_course.viz import babi_lead_summary
+    from dca_course.data.babi.readings import lead_summary as babi_lead_summary
 
     # 18 tasks at 90%, tasks 17 and 19 at 100%: mean (18 * 90 + 200) / 20 = 91.0, without them 90.0, 2 tasks >= 95
     stored = {"per_task": {str(t): (1.0 if t in (17, 19) else 0.9) for t in range(1, 21)}}

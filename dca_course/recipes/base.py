@@ -190,8 +190,13 @@ class Recipe:
             history = fit(model, train if groups is None else None, groups=groups, evaluate=evaluate,
                           make_batch=lambda examples: self.make_batch(examples, vocab), loss_fn=self.loss_fn,
                           config=self.train_config(epochs, seed, progress), device=device, out_dir=out_dir,
-                          resume=resume or i > 0, extra_state=extra, log=log)
+                          resume=resume or i > 0, extra_state=extra, log=log, best_epoch=self.best_epoch())
         return model, vocab, history, time.perf_counter() - started
+
+    def best_epoch(self):
+        """How early stopping keeps the best epoch and when it stops (``fit``'s ``best_epoch``;
+        None: :class:`~dca_course.train.BestEpoch`, patience alone)."""
+        return None
 
     def train_config(self, epochs: int, seed: int, progress: bool) -> TrainConfig:
         c = self.config

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ from ..data.babi import babi_vocab, length_buckets, make_dmn_batch, story_ids
 from ..models.dmn import DMN, dmn_loss
 from ..models.dmn_eval import answer_mode_for, evaluate_dmn
 from ..models.extensions import ExtendedDMN, InterveningFacts, SentenceEpisodes, TimeFeatures, WordMatch
-from ..train import dist_info, save_checkpoint, unwrap
+from ..train import BestEpoch, dist_info, save_checkpoint, unwrap
 from .base import Recipe
 from .config import RecipeConfig, knob
 
@@ -126,6 +127,34 @@ class DMNConfig(RecipeConfig):
         "the real bAbI 1k tasks' settings, results/babi_real_1k.md"), **babi_row_profiles()}
 
 
+class CeilingBest(BestEpoch):
+    """Early stopping with a value nothing can beat (``--stop-at-ceiling``: 1.0, a held-out accuracy
+    of 100%).  Once the best reaches ``ceiling``, an epoch that ties it still has its weights kept
+    but no longer restarts the patience count, so a run at 100% stops ``patience`` evaluations after
+    it first got there; ``ceiling_patience``, when set, replaces ``patience`` there (0: stop at the
+    epoch that reaches it; the best value cannot change after that, so a search that reads only the
+    best value loses nothing)."""
+
+    def __init__(self, monitor: str, saved: dict | None = None, patience: int = 0, *, ceiling: float = 1.0,
+                 ceiling_patience: int | None = None):
+        super().__init__(monitor, saved, patience)
+        self.ceiling, self.ceiling_patience = ceiling, ceiling_patience
+
+    def update(self, row: dict, model) -> bool:
+        if self.monitor not in row:
+            return False
+        at_ceiling = self.value is not None and self.value >= self.ceiling
+        if self.is_best(row):
+            self.keep(row, model)
+            if not at_ceiling:
+                self.waited = 0
+                return self.ceiling_patience == 0 and self.value >= self.ceiling
+        self.waited += 1
+        if at_ceiling and self.ceiling_patience is not None:
+            return self.waited >= self.ceiling_patience
+        return bool(self.patience) and self.waited >= self.patience
+
+
 class DMNRecipe(Recipe):
     """Dynamic Memory Network on bAbI (notebook 03): one model per task; ``babi:all`` trains
     each task in turn and reports ``per_task`` accuracies and their ``mean_accuracy``."""
@@ -199,8 +228,12 @@ class DMNRecipe(Recipe):
         if not self.config.val_fraction:
             return config
         return replace(config, eval_every=1, monitor="val_accuracy", patience=self.config.patience,
-                       lr_patience=self.config.lr_patience, ceiling=1.0 if self.config.stop_at_ceiling else None,
-                       ceiling_patience=self.config.ceiling_patience)
+                       lr_patience=self.config.lr_patience)
+
+    def best_epoch(self):
+        if not (self.config.val_fraction and self.config.stop_at_ceiling):
+            return None
+        return partial(CeilingBest, ceiling=1.0, ceiling_patience=self.config.ceiling_patience)
 
     def loss_fn(self, model, batch):
         return dmn_loss(model, batch, gate_supervision=self.config.gate_supervision,

@@ -10,6 +10,9 @@ The stored file holds two things (``experiments/babi_real.py`` and ``experiments
   course's additions, whose settings were chosen partly while looking at test figures.
 
 Every function returns text (or plain numbers for a chart): the stored figures, the same on every machine.
+Notebooks 03b and 08 print them, from a clone's ``results/`` or the wheel's copy on Colab.  What the
+experiment computes (a row's summary, the time of its longest seed) ``experiments/babi_rows.py`` stores in
+the row; these functions only read it.
 A pass's reading counts a hit when its top gate is on a fact that pass is taught: the last pass of a question with
 more supporting facts than passes (tasks 7 and 8) is taught every fact left over, and is read against all of them
 (``evaluate_dmn``).
@@ -119,4 +122,138 @@ def seeds_of_task(stored: dict, task: int = 19, replay: dict | None = None) -> s
                          + (f"; first 100% held-out at epoch {reached}" if reached else ""))
         lines.append(f"  seed {seed}        top gate on its supporting fact: {100 * run['supporting_fact_accuracy']:.1f}% "
                      "of the test's passes")
+    return "\n".join(lines)
+
+
+# -- the protocol's rows (results/babi_protocol.md) -------------------------------------------------------
+def rows_table(stored: dict, without=(17, 19)) -> str:
+    """The rows of ``results/babi_protocol.md`` (``stored["rows"]``, written by
+    ``experiments/babi_rows.py``: one model per row, settings chosen on held-out stories only)
+    beside the papers' 1k figures (Kumar et al. 2016, Table 1): the mean over the tasks, the mean
+    without ``without``, the tasks at >= 95%, the hours of one-thread training the row's final
+    models took (``train_seconds``; the row's ``provenance`` names the machine) and the minutes its
+    longest seed takes on two workers (``longest_seed_minutes_2_workers``, which ``babi_rows.py``
+    computes from the trainings' times).  Says so plainly when no row has been run."""
+    rows = stored.get("rows") or {}
+    left_out = ", ".join(map(str, without))
+    seeds = {", ".join(map(str, r["seeds"])) for r in rows.values()}
+    # the seeds once, in the header, when every row has the same (so that a line fits 120 characters)
+    labels = {name: r["name"] + ("" if len(seeds) == 1 else f" (seeds {', '.join(map(str, r['seeds']))})")
+              for name, r in rows.items()}
+    w = max([48, *(len(label) + 2 for label in labels.values())])
+    lines = [f"{f'seeds {seeds.pop()}' if len(seeds) == 1 else '':<{w}}{'mean %':>8}{f'without {left_out}':>16}"
+             f"{'tasks >= 95%':>14}{'train h':>9}{'min/seed, 2 cores':>19}"]
+    for name in ("dmn", "dmn+", "dmn+ext"):
+        if name in rows:
+            r = rows[name]
+            lines.append(f"{labels[name]:<{w}}{100 * r['mean']:>8.1f}{100 * r['mean_without_17_19']:>16.1f}"
+                         f"{r['tasks_at_95']:>9} of {len(r['per_task'])}{r['train_seconds'] / 3600:>9.1f}"
+                         f"{r['longest_seed_minutes_2_workers']:>19.0f}")
+        else:
+            lines.append(f"{name + ': not run yet (results/babi_protocol.md)':<{w}}{'-':>8}{'-':>16}{'-':>14}"
+                         f"{'-':>9}{'-':>19}")
+    for paper, label in (("DMN", "DMN paper (Kumar et al. 2016, Table 1)"), ("MemNN", "MemNN (in the DMN paper's Table 1)")):
+        acc = PAPER_ACCURACY_1K[paper]
+        rest = [a for t, a in acc.items() if t not in without]
+        lines.append(f"{label:<{w}}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
+                     f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}{'-':>9}{'-':>19}")
+    return "\n".join(lines)
+
+
+#: The protocol's steps from the DMN paper's model to this course's, and what each one adds.
+ROW_STEPS = (("dmn", "dmn+", "DMN -> DMN+ (input fusion, softmax attention, ReLU update)"),
+                  ("dmn+", "dmn+ext", "DMN+ -> + time features and word match"))
+
+
+def row_steps(stored: dict, top: int = 3) -> str:
+    """What each step between the rows of ``results/babi_protocol.md`` buys (:data:`ROW_STEPS`):
+    the change in the mean over the tasks, the same change seed by seed (each seed's mean of the
+    later row minus the same seed's of the earlier: every row trains seeds 0, 1 and 2, so a gain on
+    every seed is one that survives a change of seed), and the ``top`` tasks whose mean over the
+    seeds changes most.  A step whose rows have not both run says so."""
+    rows = stored.get("rows") or {}
+    lines = [f"{'step':<60}{'mean':>7}  {'per seed':<22}tasks changed most (points)"]
+    for before, after, label in ROW_STEPS:
+        if before not in rows or after not in rows:
+            lines.append(f"{label:<60}{'-':>7}  not run yet: {', '.join(r for r in (before, after) if r not in rows)}")
+            continue
+        a, b = rows[before], rows[after]
+        seeds = [str(s) for s in a["seeds"] if s in b["seeds"]]
+        tasks = sorted(set(a["per_task"]) & set(b["per_task"]), key=int)
+
+        def seed_mean(row, s):
+            return statistics.fmean(row["per_task"][t]["per_seed"][s] for t in tasks)
+
+        per_seed = [100 * (seed_mean(b, s) - seed_mean(a, s)) for s in seeds]
+        gain = {t: 100 * (b["per_task"][t]["mean"] - a["per_task"][t]["mean"]) for t in tasks}
+        most = sorted(tasks, key=lambda t: (-abs(gain[t]), int(t)))[:top]
+        change = 100 * (statistics.fmean(b["per_task"][t]["mean"] for t in tasks)
+                        - statistics.fmean(a["per_task"][t]["mean"] for t in tasks))
+        lines.append(f"{label:<60}{change:>+7.1f}  {', '.join(f'{g:+.1f}' for g in per_seed):<22}"
+                     + ", ".join(f"{t} ({gain[t]:+.1f})" for t in most))
+    return "\n".join(lines)
+
+
+def row_losses(stored: dict, row: str, below: float = 0.95) -> str:
+    """Where a row of ``results/babi_protocol.md`` loses: each task whose mean over the seeds is
+    under ``below``, beside the DMN paper's figure, with how often each pass's top gate picked its
+    supporting fact on the test (``supporting_fact_accuracy_per_pass``, the mean over the seeds; the
+    last pass of a question with more supporting facts than passes: any of the facts left over).
+    A pass that finds its fact and an answer still wrong point at the answer module; a pass that
+    misses it, at the gate."""
+    r = (stored.get("rows") or {}).get(row)
+    if r is None:
+        return f"{row}: not run yet (results/babi_protocol.md)"
+    lines = [f"{r['name']}: tasks under {100 * below:.0f}% (mean over seeds {', '.join(map(str, r['seeds']))})",
+             f"{'task':>4}  {'':<24}{'ours %':>14}{'paper':>7}  supporting fact found, per pass %"]
+    for t, v in sorted(r["per_task"].items(), key=lambda kv: int(kv[0])):
+        if round(v["mean"], 9) >= below:
+            continue
+        runs = [r["runs"][t][str(s)] for s in r["seeds"]]
+        passes = [res.get("supporting_fact_accuracy_per_pass", []) for res in runs]
+        per_pass = [statistics.fmean(p[i] for p in passes) for i in range(min(map(len, passes)))]
+        ours = f"{100 * v['mean']:.1f} ± {100 * v['sd']:.1f}"
+        lines.append(f"{int(t):>4}  {TASK_NAMES[int(t)][:24]:<24}{ours:>14}{PAPER_ACCURACY_1K['DMN'][int(t)]:>7.1f}  "
+                     + " ".join(f"{100 * a:.0f}" for a in per_pass))
+    if len(lines) == 2:
+        lines.append("      (none)")
+    return "\n".join(lines)
+
+
+# -- the older babi-1k table --------------------------------------------------------------------------
+def results_table(stored: dict) -> str:
+    """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures
+    (Kumar et al. 2016, Table 1: the DMN and MemNN on the 1k tasks), with its mean and pass count.
+    Stored results are data, printed plainly: the same text on every machine."""
+    dmn, memnn = PAPER_ACCURACY_1K["DMN"], PAPER_ACCURACY_1K["MemNN"]
+    spread = stored.get("per_task_per_seed", {})
+    lines = [f"{'task':>4}  {'':<26}{'ours %':>14}{'DMN paper':>11}{'MemNN':>7}{'sup. facts %':>14}"]
+    for t in sorted(stored["per_task"], key=int):
+        seeds = list(spread.get(t, {}).values())
+        ours = f"{100 * stored['per_task'][t]:.1f}"
+        if len(seeds) > 1:
+            ours += f" ± {100 * statistics.stdev(seeds):.1f}"
+        flag = " *" if 100 * stored["per_task"][t] < dmn[int(t)] - 3 else ""
+        lines.append(f"{t:>4}  {TASK_NAMES[int(t)].split('_', 1)[1]:<26}{ours:>14}{dmn[int(t)]:>11.1f}"
+                     f"{memnn[int(t)]:>7.0f}{100 * stored['supporting_fact_accuracy'][t]:>14.1f}{flag}")
+    mean_dmn = sum(dmn.values()) / len(dmn)
+    mean_memnn = sum(memnn.values()) / len(memnn)
+    at_95 = sum(a >= 0.95 for a in stored["per_task"].values())
+    lines.append(f"{'mean':>4}  {'':<26}{100 * stored['mean_accuracy']:>14.1f}{mean_dmn:>11.1f}{mean_memnn:>7.1f}")
+    lines.append(f"tasks at >= 95%: {at_95} of {len(stored['per_task'])}; * more than 3 points under the DMN paper")
+    return "\n".join(lines)
+
+
+def lead_summary(stored: dict, without=(17, 19)) -> str:
+    """Where a stored bAbI result's lead over the DMN paper comes from: the mean over all tasks, the
+    mean without ``without`` (the relational tasks where the paper's DMN is weakest) and the tasks
+    at >= 95%, for the stored model and for Kumar et al.'s DMN (Table 1)."""
+    ours = {int(t): 100 * a for t, a in stored["per_task"].items()}
+    paper = {int(t): a for t, a in PAPER_ACCURACY_1K["DMN"].items()}
+    left_out = ", ".join(map(str, without))
+    lines = [f"{'':<24}{'mean %':>8}{f'without {left_out}':>16}{'tasks >= 95%':>14}"]
+    for name, acc in (("stored model", ours), ("DMN paper (Kumar et al.)", paper)):
+        rest = [a for t, a in acc.items() if t not in without]
+        lines.append(f"{name:<24}{sum(acc.values()) / len(acc):>8.1f}{sum(rest) / len(rest):>16.1f}"
+                     f"{sum(a >= 95 for a in acc.values()):>9} of {len(acc)}")
     return "\n".join(lines)
