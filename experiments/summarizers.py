@@ -12,6 +12,8 @@ mean, with the standard deviation and the range over the seeds, and the ``dca`` 
 paired differences its lessons rest on (the same seed's runs compared).  ``--jobs N`` runs N
 trainings at once, each on one thread; a row that starts from another (``--init``) waits for it.
 ``--reuse`` takes a run's ``metrics.json`` instead of training it again when the folder holds one.
+``--from-stored`` trains nothing: it writes the tables again from the runs that ``results/SUITE.json``
+holds (after a column is added), and keeps that file's provenance as ``trained``.
 
 Rows without a model (``lead-3``, ``first 400 words``, ...) score a piece of the article itself
 as its summary: what copying that piece would give, on the same test articles.
@@ -84,6 +86,7 @@ PAIRED = {
 COLUMNS = [("rouge1", "R-1", 2), ("rouge2", "R-2", 2), ("rougeL", "R-L", 2), ("rougeLsum", "R-Lsum", 2),
            ("repeated_trigrams", "rep. 3-grams", 3), ("novel_bigrams", "novel 2-grams", 3),
            ("fact_recall", "fact recall", 3), ("late_fact_recall", "late facts", 3),
+           ("attributed_fact_recall", "attrib. facts", 3), ("attributed_late_fact_recall", "attrib. late", 3),
            ("hallucinated_entities", "halluc. names", 3), ("oov_entity_recall", "OOV names stated", 3),
            ("train_seconds", "train s", 0)]
 
@@ -92,7 +95,7 @@ def data_baseline(spec: str, profile: str, seed: int) -> dict:
     """``lead:N DATA`` (the first N sentences) or ``first:N DATA`` (the first N tokens) of every
     test article, scored as its summary."""
     from dca_course import metrics
-    from dca_course.data.synthnews import lead_sentences
+    from dca_course.data.synthnews import lead_sentences, slot_contexts
     from dca_course.registry import load_data
 
     kind, data_args = spec.split(" ", 1)
@@ -104,7 +107,7 @@ def data_baseline(spec: str, profile: str, seed: int) -> dict:
     else:
         preds = [ex.source[: int(n)] for ex in examples]
     result = metrics.summary_metrics(preds, [ex.summary_text() for ex in examples], [ex.source for ex in examples])
-    result.update(metrics.fact_metrics(preds, examples))
+    result.update(metrics.fact_metrics(preds, examples, contexts_of=slot_contexts))
     return {**result, "seed": seed, "train_seconds": 0.0}
 
 
@@ -144,6 +147,15 @@ def run_suite(args) -> dict:
                         runs = args.runs_dir / f"seed{seed}"
                         futures[name, seed] = pool.submit(job, name, train_args.format(runs=runs), seed, parent)
         return {name: {seed: futures[name, seed].result() for seed in args.seeds} for _, name, _, _ in rows}
+
+
+def from_stored(stored: dict, labels: dict) -> dict:
+    """{row name: {seed: result}} of a stored ``SUITE.json``, in the suite's order (JSON keys are strings)."""
+    rows = {r["name"]: r for r in stored["rows"]}
+    missing = [name for name in labels if name not in rows]
+    if missing:
+        raise SystemExit(f"dca-course: error: the stored suite has no runs of {', '.join(missing)}")
+    return {name: {int(s): run for s, run in rows[name]["per_seed"].items()} for name in labels}
 
 
 def spread(values: list) -> dict:
@@ -205,6 +217,8 @@ def main(argv=None) -> dict:
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "runs" / "bench")
     parser.add_argument("--reuse", action="store_true", help="take finished runs' metrics.json")
+    parser.add_argument("--from-stored", action="store_true",
+                        help="train nothing: the tables again from the runs stored in OUT/SUITE.json")
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -216,19 +230,28 @@ def main(argv=None) -> dict:
     labels = {name: label for label, name, _, _ in rows}
     commands = [f"python -m dca_course train {a} --profile {args.profile} --device {args.device} --seed S"
                 .replace("{runs}", "RUNS/seedS") for _, _, a, _ in rows if a.split(":")[0] not in ("lead", "first")]
-    results = run_suite(args)
+    stored = args.out / f"{args.suite}.json"
+    if args.from_stored and not stored.is_file():
+        parser.error(f"--from-stored: no {stored}")
+    before = json.loads(stored.read_text(encoding="utf-8")) if args.from_stored else None
+    results = from_stored(before, labels) if before else run_suite(args)
+    if before:
+        args.seeds = before["seeds"]
     md = table(results, labels, args.seeds)
     diffs = paired(results, args.suite, args.seeds)
     print(md)
     if diffs:
         print(paired_table(diffs, args.seeds))
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {args.threads} thread(s) per training"
+    machine = before["machine"] if before else machine
 
     summary = {
         "suite": args.suite, "profile": args.profile, "device": args.device, "machine": machine,
         "seeds": args.seeds, "commands": commands,
         "rows": [row_summary(labels[name], name, by_seed, args.seeds) for name, by_seed in results.items()],
         "paired": diffs}
+    if before:    # the runs were trained by the stored file's command: keep its provenance
+        summary["trained"] = before.get("trained", before["provenance"])
     seeds = ", ".join(map(str, args.seeds))
     text = (f"# Summarisers, suite `{args.suite}` ({args.profile} profile, {args.device})\n\n"
             f"On {machine}; test split, beam search as the recipes evaluate. "
