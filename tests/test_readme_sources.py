@@ -18,6 +18,30 @@ def test_the_attention_baselines_rouge2_and_seconds_are_copying_json_rounded():
     assert int(found.group(2)) == round(baseline["train_seconds"])
 
 
+def test_the_results_readme_quotes_copying_json():
+    """The copying section of results/README.md: each figure is copying.json's, rounded as quoted."""
+    rows = {r["name"]: r for r in json.loads((ROOT / "results/copying.json").read_text(encoding="utf-8"))["rows"]}
+    text = (ROOT / "results/README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Copying and coverage"):]
+    section = " ".join(section[:section.index("\n## ")].split())
+    base, pg, pg4, cov = rows["baseline"], rows["pg"], rows["pg4"], rows["pgcov"]
+    quoted = [
+        f"ROUGE-2 ({cov['rouge2']:.1f} against {base['rouge2']:.1f})",
+        f"attributed fact recall ({cov['attributed_fact_recall']:.3f} against {base['attributed_fact_recall']:.3f};",
+        f"anywhere: {cov['fact_recall']:.3f} against {base['fact_recall']:.3f})",
+        f"from {pg['repeated_trigrams']:.3f} (the same model",
+        f"or {pg4['repeated_trigrams']:.3f} (trained a 4th epoch",
+        f"to {cov['repeated_trigrams']:.3f}: by {1 - cov['repeated_trigrams'] / pg['repeated_trigrams']:.0%} and "
+        f"{1 - cov['repeated_trigrams'] / pg4['repeated_trigrams']:.0%}",
+        f"({cov['rouge2']:.2f} against {pg4['rouge2']:.2f};",
+        f"{base['oov_entity_recall']:.1%} for the baseline",
+        f"{rows['copynet']['oov_entity_recall']:.0%} for CopyNet, {pg['oov_entity_recall']:.0%} for the "
+        f"pointer-generator and {cov['oov_entity_recall']:.0%} with coverage",
+    ]
+    for phrase in quoted:
+        assert phrase in section, phrase
+
+
 def test_the_dmn_passes_cap_is_called_the_course_s_own():
     from dca_course.models import dmn
     from dca_course.recipes import DMNConfig
