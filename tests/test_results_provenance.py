@@ -339,3 +339,40 @@ def test_the_results_readme_says_one_thing_about_input_feeding():
     assert "`input_feeding` is on by default" in text
     for contrary in ("recipes leave it out", "recipes left it out", "recipes' default now", "recipes train without it"):
         assert contrary not in text, contrary
+
+
+def test_a_commit_shown_to_keep_the_training_hashes_does_not_make_a_result_stale(load_benchmark, tmp_path):
+    """A commit listed in tools/unchanged_commits.json (its training runs hash the same as its parent's) changes
+    no number: a result measuring the code stays current across it, unless the result times code (benchmarks/);
+    an unlisted commit still makes it stale."""
+    import subprocess
+
+    status = load_benchmark("results_status")
+    status.ROOT = tmp_path
+    status.UNCHANGED = tmp_path / "unchanged_commits.json"
+
+    def commit(message):
+        subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], cwd=tmp_path,
+                       check=True)
+        return status.git("rev-parse", "HEAD")
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "code.py").write_text("def fit(x):\n    return x + 1\n")
+    (tmp_path / "benchmarks" / "time_it.py").write_text("print(1)\n")
+    made = commit("the code")
+    trained, timed = tmp_path / "r.json", tmp_path / "t.json"
+    trained.write_text(json.dumps({"provenance": {"commit": made, "measures": ["code.py"]}}))
+    timed.write_text(json.dumps({"provenance": {"commit": made, "measures": ["code.py", "benchmarks/time_it.py"]}}))
+    (tmp_path / "code.py").write_text("def fit(y):\n    return y + 1\n")     # a refactoring: the same numbers
+    refactor = commit("renamed")
+    (tmp_path / ".gitignore").write_text("*.json\n")
+    assert status.status(trained)["state"] == "STALE"                      # not listed: counted
+    status.UNCHANGED.write_text(json.dumps({"commits": {refactor: {"parent": made}}}))
+    assert status.status(trained)["state"] == "current"
+    assert "hash the same" in status.status(trained)["why"]
+    assert status.status(timed)["state"] == "STALE"                        # a time may still change
+    (tmp_path / "code.py").write_text("def fit(y):\n    return y + 2\n")
+    commit("a real change")
+    assert status.status(trained)["state"] == "STALE"

@@ -50,6 +50,11 @@ every number as it was: ``tools/train_hashes.py`` checks training runs bit for b
 re-run or to check.  A result whose provenance has a ``stale_since`` was found stale and not yet
 re-run: its line says so.
 
+A commit can be shown to keep every number: ``tools/unchanged_commits.json`` lists the commits whose
+training runs hash the same as their parent's (``tools/train_hashes.py --compare``, all runs
+identical), with the comparison and what else they changed.  Those commits do not make a result
+stale, unless it measures a benchmark (``benchmarks/``): equal hashes say nothing about a time.
+
     python tools/results_status.py            # the table; exit status 0
     python tools/results_status.py --check    # exit status 1 when a result is stale
     python tools/results_status.py --at REV   # as it stood at commit REV (uncommitted changes not counted)
@@ -71,6 +76,10 @@ RESULTS = ROOT / "results"
 #: Results without a JSON of their own: what they measure.
 MARKDOWN_ONLY = {"gpu.md": ["notebooks", "dca_course", "tools/gpu_check.sh", "tools/gpu_report.py",
                             "benchmarks/lstm_limit.py", "benchmarks/beam_search.py"]}
+#: Commits shown to keep every trained number (see the docstring).
+UNCHANGED = ROOT / "tools" / "unchanged_commits.json"
+#: Results measuring these paths time code: a commit with equal training hashes may still change them.
+TIMED = ("benchmarks/",)
 #: The repository's own top-level packages: an import from one of them imports the repository's code.
 REPO_PACKAGES = {"dca_course", "experiments", "benchmarks", "tools"}
 #: Decorators that build or wrap what they decorate and record it nowhere: where such a definition
@@ -595,8 +604,13 @@ def status(path: Path, at: str = "HEAD", worktree: bool | None = None) -> dict:
     except (OSError, subprocess.CalledProcessError):
         row.update(state="UNKNOWN", why="not a git checkout, or the commit is not in it")
         return row
-    if not same_behaviour(made, then):
-        why = f"{len(later)} later commit(s) changed what it measures; latest: {later[0][:90]}" if later else \
+    kept = unchanged_commits() if not any(m.startswith(TIMED) for m in measures) else set()
+    real = [c for c in later if not any(full.startswith(c.split()[0]) for full in kept)]
+    if not same_behaviour(made, then) and later and not real:
+        row.update(state="current", why="changed only by commits whose training runs hash the same as their parent's "
+                                         f"({', '.join(c.split()[0] for c in later)}; {repo_name(UNCHANGED)})")
+    elif not same_behaviour(made, then):
+        why = f"{len(real)} later commit(s) changed what it measures; latest: {real[0][:90]}" if real else \
             "what it measures changed"
         row.update(state="STALE", why=why)
     elif not same_behaviour(then, now):
@@ -608,6 +622,17 @@ def status(path: Path, at: str = "HEAD", worktree: bool | None = None) -> dict:
     if prov.get("stale_since") and row["state"] == "STALE":
         row["why"] = f"marked stale since {prov['stale_since'].get('commit', '?')[:7]}; " + row["why"]
     return row
+
+
+def unchanged_commits() -> set[str]:
+    """The full hashes listed in ``tools/unchanged_commits.json`` (none when it is absent)."""
+    if not UNCHANGED.is_file():
+        return set()
+    return set(json.loads(UNCHANGED.read_text(encoding="utf-8"))["commits"])
+
+
+def repo_name(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
 
 
 def results_files() -> list[Path]:
