@@ -447,6 +447,29 @@ def selection_rows(selection: dict) -> list[str]:
     return lines
 
 
+def rescoring_table(stored: dict, tasks=("7", "8")) -> str:
+    """Per rescored row, each pass of ``tasks``: how often its top gate found its supporting fact on the
+    test (mean over the seeds, %), in the final command's runs scored with one fact for the last pass
+    (``before``), and in the rescored runs, trained again and scored with every fact left over for it
+    (``after``), and the answer accuracy of both.  The earlier passes' figures show how close the
+    second training came to the first."""
+    def mean_per_pass(runs: list[dict]) -> str:
+        passes = [r["supporting_fact_accuracy_per_pass"] for r in runs]
+        return " ".join(f"{100 * statistics.fmean(p[k] for p in passes):3.0f}" for k in range(len(passes[0])))
+
+    lines = [f"{'row':<9}{'task':>5}  {'before: per pass %':<20}{'after: per pass %':<19}answers %, before -> after"]
+    for name, row in stored["rows"].items():
+        if "rescoring" not in row:
+            continue
+        for t in tasks:
+            runs = [row["runs"][t][str(s)] for s in row["seeds"]]
+            before = [r.get("replaced_run") or {**r, "supporting_fact_accuracy_per_pass": r[BEFORE_RESCORING]
+                                                ["supporting_fact_accuracy_per_pass"]} for r in runs]
+            after = " -> ".join(f"{100 * statistics.fmean(r['accuracy'] for r in rs):.1f}" for rs in (before, runs))
+            lines.append(f"{name:<9}{t:>5}  {mean_per_pass(before):<20}{mean_per_pass(runs):<19}{after}")
+    return "\n".join(lines)
+
+
 # -- scoring stored runs again -------------------------------------------------------------------------
 #: What ``rescore`` replaces in a run whose answer accuracy reproduces: the figures of the gates.
 RESCORED = ("supporting_fact_accuracy", "supporting_fact_accuracy_per_pass")

@@ -46,8 +46,7 @@ def test_the_last_pass_of_tasks_7_and_8_is_read_as_rescored(stored):
     """Tasks 7 and 8's runs in every rescored row are scored with the last pass against every fact left over (the
     ``rescore`` of ``experiments/babi_rows.py``), and 03b's reading of them is the mean over the seeds."""
     for name, row in stored["rows"].items():
-        if "rescoring" not in row:            # the dmn and dmn+ rows: not trained again yet
-            continue
+        assert "rescoring" in row, name
         for t in ("7", "8"):
             for s in row["seeds"]:
                 run, record = row["runs"][t][str(s)], row["rescoring"]["runs"][t][str(s)]
