@@ -68,3 +68,16 @@ def test_every_model_notebook_saves_its_diagram(tmp_path):
     for stem in ("00_lineage", "01_gru", "02_seq2seq", "03_dmn", "04_copynet", "05_pointer-generator", "06_dca",
                  "07_self-critical"):
         assert stem in written, (stem, written)
+
+
+def test_notebook_06s_article_is_pictured_in_05_06_and_07(tmp_path):
+    """``--one-article`` finds each notebook's figure of notebook 06's article, and the three cells pick the same
+    article: the first long test article with a key fact after word 400."""
+    ri = _script("readme_images")
+    assert ri.main(["--one-article", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [f"{n}_one_article.png" for n in ("05", "06", "07")]
+    rule = "if any(not {}contains(e.source[:{}], f) for f in e.facts"
+    sources = {n: ri.notebook(n).read_text(encoding="utf-8") for n in ("05", "06", "07")}
+    assert "late_facts(e.source, e.facts)" in sources["05"]            # 05: the first with a late fact
+    assert rule.format("", "PG_SRC") in sources["06"] and "MAX_SRC, PG_SRC, MAX_TGT, AGENTS = 800, 400" in sources["06"]
+    assert rule.format("metrics.", "400") in sources["07"]

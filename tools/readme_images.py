@@ -18,7 +18,10 @@ does not move it; each image is scaled down and reduced to a palette to stay und
 
 ``--diagrams DIR`` writes instead every model diagram as its notebook saved it, one PNG per notebook
 (``DIR/01_gru.png``, ..., the cell that calls ``diagram("NAME")``), full size: the pictures a reviewer
-looks at without opening the notebooks.
+looks at without opening the notebooks.  ``--one-article DIR`` writes the figures of notebook 06's
+article (the first long test article with a key fact after word 400) as notebooks 05, 06 and 07
+saved them: the 400-word pointer-generator's attention (``DIR/05_one_article.png``), the trained
+DCA's agent and word attention (``06_one_article.png``) and the same after RL (``07_one_article.png``).
 """
 from __future__ import annotations
 
@@ -123,6 +126,11 @@ def saved_diagrams() -> dict[str, Image.Image]:
     return found
 
 
+#: Notebook 06's article through the capstone: (notebook, the code that draws its figure of that article).
+ONE_ARTICLE = (("05", "on notebook 06's article"), ("06", "agent_attention_heatmaps(ck_g"),
+               ("07", "agent_attention_heatmaps(out.info"))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
@@ -130,8 +138,17 @@ def main(argv=None) -> int:
                         help="run the browser test on notebook 03 first, for a fresh explorer screenshot")
     parser.add_argument("--diagrams", type=Path, metavar="DIR",
                         help="write every notebook's saved model diagram to DIR (NN_NAME.png) instead")
+    parser.add_argument("--one-article", type=Path, metavar="DIR",
+                        help="write notebooks 05, 06 and 07's figures of notebook 06's article to DIR instead")
     args = parser.parse_args(argv)
 
+    if args.one_article:
+        args.one_article.mkdir(parents=True, exist_ok=True)
+        for prefix, marker in ONE_ARTICLE:
+            image = trim(stored_figure(notebook(prefix), marker))
+            image.save(args.one_article / f"{prefix}_one_article.png", optimize=True)
+            print(f"{args.one_article / prefix}_one_article.png: {image.width}x{image.height}")
+        return 0
     if args.diagrams:
         args.diagrams.mkdir(parents=True, exist_ok=True)
         for stem, image in saved_diagrams().items():
