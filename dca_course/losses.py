@@ -190,8 +190,8 @@ def mixed_loss(rl_loss: torch.Tensor, mle_loss: torch.Tensor, gamma: float) -> t
     shares as per-token means when samples and references are about as long; only the overall
     scale (x the mean length) differs, which Adam mostly ignores but gradient clipping does not.
 
-    Mixing a *summed* L_RL with a *per-token* L_MLE (``DCARecipe``'s ``loss_reduction="legacy"``,
-    which ``experiments/rl_diagnostics.py`` measures) multiplies the RL side by the mean sample length T: a share of
+    Mixing a *summed* L_RL with a *per-token* L_MLE (the ``legacy`` configuration that
+    ``experiments/rl_diagnostics.py`` measures) multiplies the RL side by the mean sample length T: a share of
     (1 - gamma) ||g_MLE|| / (gamma T ||g_RL||), measured ~3.5% at gamma = 0.97 with T ~ 36 words,
     halving whenever the summaries double in length.
 

@@ -121,6 +121,11 @@ def _paired(after: list, before: list) -> dict:
     return {"mean": statistics.fmean(diffs), "se": se}
 
 
+#: The mix the recipe used before both terms were reduced alike: a summed L_RL with a per-token L_MLE
+#: (the MLE term's weight then shrinks with the summaries' length); measured here, not trainable.
+MIXED = "legacy"
+
+
 def diagnose(recipe, model, examples, *, steps: int, gamma: float, reduction: str = "token",
              baseline: str = "greedy", lr: float | None = None, clip: float | None = None, seed: int = 0,
              variance_draws: int = 0, variance_at=("first", "last"), valid=None, valid_before=None,
@@ -131,8 +136,10 @@ def diagnose(recipe, model, examples, *, steps: int, gamma: float, reduction: st
     (``first``, ``last``); ``valid_before``: the greedy ROUGE-L of ``valid`` before, when known.
     Changes ``model``'s weights; returns ``{"config", "steps":
     [row per step], "variance": {"first", "last"}, "valid": {...}, "seconds"}``."""
-    recipe.config = replace(recipe.config, gamma=gamma, loss_reduction=reduction, baseline=baseline)
-    rl_red, mle_red = recipe.reductions()
+    recipe.config = replace(recipe.config, gamma=gamma, baseline=baseline,
+                            loss_reduction="token" if reduction == MIXED else reduction)
+    # MIXED: L_RL summed over each summary, L_MLE per token, as the recipe once mixed them
+    rl_red, mle_red = ("sequence", "token") if reduction == MIXED else recipe.reductions()
     lr = recipe.config.rl_lr if lr is None else lr
     clip = recipe.config.clip if clip is None else clip
     bs, k = recipe.config.rl_batch_size, recipe.config.rl_samples
@@ -274,7 +281,7 @@ def train_small_mle(out_dir: Path, n_train: int = 500, seed: int = 0, agents: in
 
 def parse_config(text: str) -> tuple:
     reduction, gamma, baseline = text.split(",")
-    if reduction not in ("token", "sequence", "legacy") or baseline not in ("greedy", "loo"):
+    if reduction not in ("token", "sequence", MIXED) or baseline not in ("greedy", "loo"):
         raise argparse.ArgumentTypeError(f"--config REDUCTION,GAMMA,BASELINE, e.g. token,0.9984,loo; got {text!r}")
     return reduction, float(gamma), baseline
 

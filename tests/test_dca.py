@@ -533,15 +533,19 @@ def test_mixed_loss_terms_keep_their_balance_when_summaries_get_longer(reduction
     """Doubling every summary's length (the same words repeated) must not change the ratio of
     L_RL to L_MLE: the weighting of the two terms is gamma : 1 - gamma whatever the length.
     Before the fix L_RL summed over the words and L_MLE averaged them: the ratio doubled."""
-    from dca_course.recipes import DCAConfig, DCARecipe
+    from dca_course.recipes import DCAConfig, DCARecipe, SpecError
 
     recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, loss_reduction=reduction)))
     assert DCARecipe.profiles["fast"]["loss_reduction"] == "token"
     short, long = _mixed_terms(recipe, 5), _mixed_terms(recipe, 10)
     assert short[0] / short[1] == pytest.approx(long[0] / long[1])
-    legacy = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, loss_reduction="legacy")))
-    short, long = _mixed_terms(legacy, 5), _mixed_terms(legacy, 10)
-    assert long[0] / long[1] == pytest.approx(short[0] / short[1] * 21 / 11)   # what the old code did
+    class SummedRL:       # the mix before the fix (experiments/rl_diagnostics.py's "legacy"): the check sees it
+        reductions = staticmethod(lambda: ("sequence", "token"))
+
+    short, long = _mixed_terms(SummedRL, 5), _mixed_terms(SummedRL, 10)
+    assert long[0] / long[1] == pytest.approx(short[0] / short[1] * 21 / 11)
+    with pytest.raises(SpecError):          # the recipe trains only with terms reduced alike
+        DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, loss_reduction="legacy"))).reductions()
 
 
 def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
@@ -559,7 +563,7 @@ def test_recipe_loss_reduces_both_terms_alike(monkeypatch):
         return adv
 
     monkeypatch.setattr(DCARecipe, "rl_advantages", spy)
-    for reduction in ("token", "sequence", "legacy"):
+    for reduction in ("token", "sequence"):
         recipe = DCARecipe(DCAConfig.from_profile("fast", dict(rl=True, rl_samples=2, max_decode=6, gamma=0.5,
                                                             loss_reduction=reduction,
                                                             baseline=("greedy", "loo")[reduction == "token"])))

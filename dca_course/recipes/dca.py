@@ -58,10 +58,9 @@ class DCAConfig(RecipeConfig):
     baseline: str = knob("loo", "with --rl: the reward baseline: the mean reward of the article's other samples "
                                 "(loo, Kool et al. 2019; needs --rl-samples >= 2) or the greedy summary's "
                                 "(greedy, Rennie et al. 2017, the DCA paper's)", choices=("greedy", "loo"))
-    loss_reduction: str = knob("token", "with --rl: L_RL and L_MLE both as means over tokens (token), both as "
-                                        "sums over each summary's tokens (sequence, Paulus et al.), or summed "
-                                        "L_RL with per-token L_MLE (legacy: before the fix)",
-                               choices=("token", "sequence", "legacy"))
+    loss_reduction: str = knob("token", "with --rl: L_RL and L_MLE both as means over tokens (token), or both as "
+                                        "sums over each summary's tokens (sequence, Paulus et al.)",
+                               choices=("token", "sequence"))
 
     FAST: ClassVar[dict] = dict(SUMMARY_FAST, max_src=800, epochs=6)
     FULL: ClassVar[dict] = dict(emb_size=128, hidden_size=256, context_layers=2, vocab_size=50000, epochs=20,
@@ -100,10 +99,8 @@ class DCARecipe(SummarizerRecipe):
 
     ``loss_reduction`` says how the two terms of the mixed loss are reduced (see
     :func:`dca_course.losses.mixed_loss`): ``token`` (default) both per-token means, ``sequence``
-    both sums over tokens averaged over the summaries (Paulus et al.), ``legacy`` the summed
-    L_RL with the per-token L_MLE of earlier versions (the MLE term's weight then shrinks with
-    the summaries' length; ``--loss-reduction legacy --gamma 0.97 --baseline greedy`` is the
-    old default).  ``gamma`` 0.9984 (Paulus et al.'s) leaves the MLE term ~7% of the mixed
+    both sums over tokens averaged over the summaries (Paulus et al.): the two terms are reduced
+    alike, so that ``gamma`` alone sets their weights.  ``gamma`` 0.9984 (Paulus et al.'s) leaves the MLE term ~7% of the mixed
     gradient with ``token``.  ``baseline``: ``loo`` (default), the leave-one-out mean reward of
     the article's other ``rl_samples`` samples (Kool et al. 2019), or ``greedy``, the greedy
     summary's reward (Rennie et al. 2017, the DCA paper's).  On notebook 07's model the
@@ -176,10 +173,8 @@ class DCARecipe(SummarizerRecipe):
     def reductions(self) -> tuple[str, str]:
         """(reduction of L_RL, reduction of L_MLE) for ``loss_reduction``."""
         kind = self.config.loss_reduction
-        if kind == "legacy":
-            return "sequence", "token"
         if kind not in ("token", "sequence"):
-            raise SpecError(f"unknown loss_reduction {kind!r}; choose token, sequence or legacy")
+            raise SpecError(f"unknown loss_reduction {kind!r}; choose token or sequence")
         return kind, kind
 
     def mle_loss(self, model, batch, reduction: str = "token"):
