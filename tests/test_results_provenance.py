@@ -374,5 +374,11 @@ def test_a_commit_shown_to_keep_the_training_hashes_does_not_make_a_result_stale
     assert "hash the same" in status.status(trained)["why"]
     assert status.status(timed)["state"] == "STALE"                        # a time may still change
     (tmp_path / "code.py").write_text("def fit(y):\n    return y + 2\n")
-    commit("a real change")
-    assert status.status(trained)["state"] == "STALE"
+    real = commit("a real change")
+    row = status.status(trained)
+    assert row["state"] == "STALE" and [c.split()[0] for c in row["later"]] == [real[:len(row["later"][0].split()[0])]]
+    # --mark records the first real change, once; a current result is left alone
+    assert status.mark_stale(trained, row) and not status.mark_stale(trained, status.status(trained))
+    assert json.loads(trained.read_text())["provenance"]["stale_since"]["commit"] == real
+    assert "1 later commit(s)" in json.loads(trained.read_text())["provenance"]["stale_since"]["why"]
+    assert status.status(trained)["why"].startswith(f"marked stale since {real[:7]}")

@@ -58,6 +58,7 @@ stale, unless it measures a benchmark (``benchmarks/``): equal hashes say nothin
     python tools/results_status.py            # the table; exit status 0
     python tools/results_status.py --check    # exit status 1 when a result is stale
     python tools/results_status.py --at REV   # as it stood at commit REV (uncommitted changes not counted)
+    python tools/results_status.py --mark     # also record stale_since in each stale JSON that has none
 """
 from __future__ import annotations
 
@@ -612,7 +613,7 @@ def status(path: Path, at: str = "HEAD", worktree: bool | None = None) -> dict:
     elif not same_behaviour(made, then):
         why = f"{len(real)} later commit(s) changed what it measures; latest: {real[0][:90]}" if real else \
             "what it measures changed"
-        row.update(state="STALE", why=why)
+        row.update(state="STALE", why=why, later=real)
     elif not same_behaviour(then, now):
         row.update(state="STALE", why=f"uncommitted changes: {', '.join(differing_files(then, now)[:3])}")
     elif later:
@@ -635,6 +636,25 @@ def repo_name(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
 
 
+def mark_stale(path: Path, row: dict) -> bool:
+    """Write ``stale_since`` (the first later commit that changed what it measures, and why) into the
+    provenance of a stale results JSON that has none; True when it wrote."""
+    if path.suffix != ".json" or row["state"] != "STALE" or not row.get("later"):
+        return False
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data["provenance"].get("stale_since"):
+        return False
+    first = row["later"][-1]
+    data["provenance"]["stale_since"] = {
+        "commit": git("rev-parse", first.split()[0]),
+        "why": f"{len(row['later'])} later commit(s) changed the code it measures (tools/results_status.py), the "
+               f"first {first.split()[0]}: {first.split(' ', 2)[2][:100]}; not run again since"}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")   # as dca_course.io writes
+    tmp.replace(path)
+    return True
+
+
 def results_files() -> list[Path]:
     files = sorted(RESULTS.glob("*.json"))
     return files + [RESULTS / name for name in MARKDOWN_ONLY if (RESULTS / name).is_file()]
@@ -645,8 +665,14 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="exit with status 1 when a result is stale")
     parser.add_argument("--at", default=None, help="judge the code as it stood at this commit, uncommitted changes not "
                                                    "counted (default: HEAD and the working tree)")
+    parser.add_argument("--mark", action="store_true",
+                        help="record in each stale results JSON without one a stale_since: the first later commit that "
+                             "changed what it measures (nothing else in the file changes)")
     args = parser.parse_args(argv)
     rows = [status(p, args.at or "HEAD", worktree=args.at is None) for p in results_files()]
+    if args.mark:
+        for path, row in zip(results_files(), rows):
+            mark_stale(path, row)
     width = max(len(r["file"]) for r in rows)
     for r in rows:
         made = f"{r['how']} {r['commit']}" if r["commit"] else "no commit"
