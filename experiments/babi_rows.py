@@ -465,8 +465,8 @@ def rescoring_table(stored: dict, tasks=("7", "8")) -> str:
             runs = [row["runs"][t][str(s)] for s in row["seeds"]]
             before = [r.get("replaced_run") or {**r, "supporting_fact_accuracy_per_pass": r[BEFORE_RESCORING]
                                                 ["supporting_fact_accuracy_per_pass"]} for r in runs]
-            after = " -> ".join(f"{100 * statistics.fmean(r['accuracy'] for r in rs):.1f}" for rs in (before, runs))
-            lines.append(f"{name:<9}{t:>5}  {mean_per_pass(before):<20}{mean_per_pass(runs):<19}{after}")
+            answers = " -> ".join(f"{100 * statistics.fmean(r['accuracy'] for r in rs):.1f}" for rs in (before, runs))
+            lines.append(f"{name:<9}{t:>5}  {mean_per_pass(before):<20}{mean_per_pass(runs):<19}{answers}")
     return "\n".join(lines)
 
 
