@@ -294,10 +294,10 @@ def dca_agents(r: Results) -> tuple[str, str]:
     """Celikyilmaz et al. 2018. Three agents against one encoder reading the same 800 words (the fair control),
     seed by seed: yes when ahead on every seed, no when behind on every seed, partly otherwise.  The paper's own
     comparison, against See et al.'s encoder reading 400 words, is given beside it."""
-    fair = r.paired("dca3", "pg800", "fact_recall")
-    paper = r.paired("dca3", "pg400", "fact_recall")
+    fair = r.paired("dca3", "pg800", "attributed_fact_recall")
+    paper = r.paired("dca3", "pg400", "attributed_fact_recall")
     return ("yes" if fair["min"] > 0 else "no" if fair["max"] < 0 else "partly",
-            f"fact recall, 3 agents minus one encoder reading the same 800 words: {fair['min']:+.3f} to "
+            f"attributed facts, 3 agents minus one encoder reading the same 800 words: {fair['min']:+.3f} to "
             f"{fair['max']:+.3f} (seeds 0-2); minus See et al.'s encoder reading 400: {paper['mean']:+.3f}")
 
 
@@ -368,8 +368,8 @@ def scoreboard_table(folder: str | Path | None = None, widths: tuple[int, ...] =
 
 #: The columns of :func:`suite_tables`: (metric, label, decimals).
 SUITE_COLUMNS = [("rouge1", "R-1", 1), ("rouge2", "R-2", 1), ("rougeLsum", "R-Lsum", 1),
-                 ("repeated_trigrams", "rep. 3-gr", 3), ("fact_recall", "facts", 3),
-                 ("late_fact_recall", "late facts", 3), ("oov_entity_recall", "OOV names", 3),
+                 ("repeated_trigrams", "rep. 3-gr", 3), ("attributed_fact_recall", "facts", 3),
+                 ("attributed_late_fact_recall", "late facts", 3), ("oov_entity_recall", "OOV names", 3),
                  ("train_seconds", "train s", 0)]
 
 

@@ -19,8 +19,10 @@ Rows without a model (``lead-3``, ``first 400 words``, ...) score a piece of the
 as its summary: what copying that piece would give, on the same test articles.
 
 Metrics: ROUGE F1 x100 (rouge-score, Porter stemmer), repeated-trigram and novel-bigram rates,
-key-fact recall, late-fact recall (the key facts that the first 400 tokens of the article do not
-state; long articles only), hallucinated entity names per summary, and the share of
+key-fact recall and late-fact recall (the key facts that the first 400 tokens of the article do
+not state; long articles only), each by word match and attributed (a fact counts only in a sentence
+that also names what it is about: ``metrics.attributed_fact_recall``; the paired differences use
+the attributed figures), hallucinated entity names per summary, and the share of
 out-of-vocabulary entity names of the reference that the summary states.
 """
 from __future__ import annotations
@@ -71,12 +73,15 @@ SUITES = {
 # the differences the dca suite's lessons rest on: (label, metric, row a, row b), a minus b per seed
 PAIRED = {
     "dca": [
-        ("fact recall: 3 agents minus the pointer-generator reading 400 words", "fact_recall", "dca3", "pg400"),
-        ("fact recall: 3 agents minus the pointer-generator reading 800 words", "fact_recall", "dca3", "pg800"),
-        ("fact recall: 3 agents minus 1 agent", "fact_recall", "dca3", "dca1"),
-        ("fact recall: the pointer-generator reading 800 words minus 400", "fact_recall", "pg800", "pg400"),
-        ("late-fact recall: 3 agents minus the pointer-generator reading 400 words", "late_fact_recall", "dca3",
+        ("attributed facts: 3 agents minus the pointer-generator reading 400 words", "attributed_fact_recall", "dca3",
          "pg400"),
+        ("attributed facts: 3 agents minus the pointer-generator reading 800 words", "attributed_fact_recall", "dca3",
+         "pg800"),
+        ("attributed facts: 3 agents minus 1 agent", "attributed_fact_recall", "dca3", "dca1"),
+        ("attributed facts: the pointer-generator reading 800 words minus 400", "attributed_fact_recall", "pg800",
+         "pg400"),
+        ("attributed late facts: 3 agents minus the pointer-generator reading 400 words", "attributed_late_fact_recall",
+         "dca3", "pg400"),
         ("ROUGE-L: mixed RL minus the MLE control (same steps)", "rougeL", "dca3rl", "dca3ctl"),
         ("ROUGE-Lsum: mixed RL minus its MLE starting point", "rougeLsum", "dca3rl", "dca3"),
         ("ROUGE-Lsum: the MLE control minus the same starting point", "rougeLsum", "dca3ctl", "dca3"),

@@ -84,12 +84,12 @@ def test_lstm_limit_and_throughput_run_on_a_few_articles():
 
 def test_summarizers_spreads_paired_differences_and_data_baselines(tmp_path):
     s = load("summarizers")
-    results = {name: {seed: {"fact_recall": v, "rougeL": 40.0 + v, "train_seconds": 1.0}
+    results = {name: {seed: {"attributed_fact_recall": v, "rougeL": 40.0 + v, "train_seconds": 1.0}
                       for seed, v in zip((0, 1, 2), values)}
                for name, values in [("dca3", (0.6, 0.5, 0.7)), ("pg400", (0.4, 0.45, 0.5)), ("pg800", (0.5, 0.5, 0.8)),
                                     ("dca1", (0.7, 0.4, 0.6))]}
     rows = {r["label"]: r for r in s.paired(results, "dca", [0, 1, 2])}
-    gap = rows["fact recall: 3 agents minus the pointer-generator reading 400 words"]
+    gap = rows["attributed facts: 3 agents minus the pointer-generator reading 400 words"]
     assert gap["values"] == pytest.approx([0.2, 0.05, 0.2]) and gap["min"] == pytest.approx(0.05)
     assert gap["mean"] == pytest.approx(0.15) and gap["sd"] == pytest.approx(0.0866, abs=1e-4)
     assert "ROUGE-L: mixed RL minus the MLE control (same steps)" not in rows      # rows not run: no difference

@@ -237,7 +237,9 @@ def main(argv=None) -> int:
             print(f"claim did not hold: {c['notebook']}: {c['claim']}: worst {c['worst']:.3f}, bound {c['op']} {c['bound']}")
     speed = machine_speed() if (args.out or args.times) else None
     if args.out:
-        command = "python tools/notebook_claims.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        # a capability set in the environment labels every run (run_one): the command says so
+        env = f"ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']} " if os.environ.get("ATEN_CPU_CAPABILITY") else ""
+        command = env + "python tools/notebook_claims.py " + " ".join(sys.argv[1:] if argv is None else argv)
         write_results(args.out, runs, notebooks, speed, [command])
     if args.times:
         # CPU seconds (the kernel's and pytest's): what a one-thread notebook takes alone, and not
