@@ -30,7 +30,7 @@ from conftest import load_script
 ROOT = Path(os.environ.get("DCA_PROSE_ROOT") or Path(__file__).resolve().parents[1])
 NOTEBOOKS = ROOT / "notebooks"
 RESULTS = ROOT / "results"
-NUMBER = r"(-?\d+(?:\.\d+)?)"
+NUMBER = r"([-+]?\d+(?:\.\d+)?)"
 
 
 @lru_cache(maxsize=None)
@@ -121,6 +121,12 @@ def _test_articles_of_05() -> int:
     return int(re.search(r"load_synthnews\(\d+, \d+, (\d+)", code).group(1))
 
 
+def dca_paired(label: str) -> tuple[float, float]:
+    """(min, max) over the seeds of one of results/dca.json's paired differences."""
+    values = next(p for p in results("dca.json")["paired"] if p["label"] == label)["values"]
+    return min(values), max(values)
+
+
 def fmt(spec: str, *values) -> list[str]:
     return [format(v, spec) for v in values]
 
@@ -172,6 +178,13 @@ QUOTES = [
     ("05", "Greedy decoding of the {} test articles", lambda: [str(_test_articles_of_05())]),
     ("05", "most-attended word's total falls by {} or more", lambda: fmt(".1f", claim_record("05", PILING)["worst"])),
     ("05", "on the scalar kernels (asserted: at least {})", lambda: fmt("g", claim_record("05", PILING)["bound"])),
+    # 06's Evidence section: the command line's agents and readers (results/dca.json)
+    ("06", "on every seed (by {} to {}, attributed)", lambda: fmt(".3f", *dca_paired(
+        "attributed facts: 3 agents minus the pointer-generator reading 400 words"))),
+    ("06", "(3 agents minus it: {} to {} over the seeds)", lambda: fmt("+.3f", *dca_paired(
+        "attributed facts: 3 agents minus the pointer-generator reading 800 words"))),
+    ("06", "One agent was as good as three (3 minus 1: {} to {})", lambda: fmt("+.3f", *dca_paired(
+        "attributed facts: 3 agents minus 1 agent"))),
     # 08's Evidence section: the bAbI table tuned on test figures (babi_real_1k.json's top level)
     ("08", "Path finding (task 19) reaches {} ± {}% with the word match", lambda: fmt(".1f", *babi_task("19"))),
     ("08", "Without the word match, path finding reaches {}%", lambda: fmt(".0f", babi_md_row("19 path finding", 1)[0])),

@@ -42,6 +42,36 @@ def test_the_results_readme_quotes_copying_json():
         assert phrase in section, phrase
 
 
+def test_the_results_readme_quotes_dca_json():
+    """The agents section of results/README.md: its table and its paired differences are dca.json's, as quoted."""
+    suite = json.loads((ROOT / "results/dca.json").read_text(encoding="utf-8"))
+    rows, paired = {r["name"]: r for r in suite["rows"]}, {p["label"]: p for p in suite["paired"]}
+    text = (ROOT / "results/README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Deep Communicating Agents and RL"):]
+    section = " ".join(section[:section.index("\n## ")].split())
+
+    def cells(name):
+        s = rows[name]["spread"]
+        return " | ".join([f"{s[k]['mean']:.3f} ± {s[k]['sd']:.3f}" for k in ("attributed_fact_recall", "attributed_late_fact_recall")]
+                          + [f"{rows[name][k]:.1f}" for k in ("rouge2", "rougeLsum")])
+
+    for name in ("lead3", "pg400", "pg800", "dca1", "dca2", "dca3", "dca5"):
+        assert cells(name) in section.replace("**", ""), name
+
+    def seeds(label):
+        return ", ".join(f"{v:+.3f}" for v in paired[label]["values"])
+
+    to400 = paired["attributed facts: 3 agents minus the pointer-generator reading 400 words"]
+    to800 = paired["attributed facts: 3 agents minus the pointer-generator reading 800 words"]
+    *before, last = to400["values"]
+    for phrase in ["by " + ", ".join(f"{v:+.3f}" for v in before) + f" and {last:+.3f} on seeds 0, 1 and 2",
+                   f"(mean {to400['mean']:.3f}, sd {to400['sd']:.3f})",
+                   f"can only guess ({rows['pg400']['spread']['attributed_late_fact_recall']['mean']:.3f})",
+                   f"(3 agents minus it: {seeds(to800['label'])}; mean {to800['mean']:.3f}, sd {to800['sd']:.3f})",
+                   f"(3 minus 1: {seeds('attributed facts: 3 agents minus 1 agent')})"]:
+        assert phrase in section, phrase
+
+
 def test_the_dmn_passes_cap_is_called_the_course_s_own():
     from dca_course.models import dmn
     from dca_course.recipes import DMNConfig

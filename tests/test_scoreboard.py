@@ -30,9 +30,11 @@ def test_the_verdicts_read_the_figures():
     """What the stored results say today (if one changes, the row's verdict is what should change)."""
     verdicts = {measure.__name__: row.verdict for measure, row in zip(ROWS, scoreboard_rows(RESULTS))}
     assert verdicts["coverage_repetition"] == "yes" and verdicts["coverage_rouge"] == "no"
-    assert verdicts["dmn_mean"] == "no" and verdicts["dca_agents"] == "no" and verdicts["dca_rl"] == "no"
-    # notebook 08's "Reading the scoreboard" names these four as the claims that do not hold here
-    assert sorted(k for k, v in verdicts.items() if v == "no") == ["coverage_rouge", "dca_agents", "dca_rl", "dmn_mean"]
+    assert verdicts["dmn_mean"] == "no" and verdicts["dca_rl"] == "no"
+    # attributed facts, 3 agents minus one encoder reading 800 words: +0.009, -0.070, +0.020 (seeds 0-2)
+    assert verdicts["dca_agents"] == "partly"
+    # notebook 08's "Reading the scoreboard" names these three as the claims that do not hold here
+    assert sorted(k for k, v in verdicts.items() if v == "no") == ["coverage_rouge", "dca_rl", "dmn_mean"]
 
 
 def test_a_verdict_turns_with_the_stored_figures(tmp_path):
