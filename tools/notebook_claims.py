@@ -161,7 +161,10 @@ def write_results(out_dir: Path, runs: list[dict], notebooks: list[Path], speed,
                  {"command": " && ".join(commands), "machine": platform.machine(), "lstm_limit_fast_step_ms": speed,
                   "runs": runs, "claims": claims, "audit": audits},
                  markdown(runs, claims, audits, speed, commands), command=" && ".join(commands),
-                 config={"notebooks": [nb.name for nb in notebooks]}, measures=["notebooks", "dca_course"])
+                 config={"notebooks": [nb.name for nb in notebooks]},
+                 # the notebooks run and what nbval reads, not the whole folder: --times writes times.json there
+                 measures=[nb.relative_to(ROOT).as_posix() for nb in notebooks]
+                 + [SANITIZE.relative_to(ROOT).as_posix(), "dca_course"])
 
 
 def markdown(runs, claims, audits, speed, commands) -> str:
