@@ -32,7 +32,7 @@ from dca_course.data.agents import split_example  # noqa: E402
 from dca_course.data.synthnews import load_synthnews, slot_contexts  # noqa: E402
 from dca_course.decoding import greedy  # noqa: E402
 from dca_course.losses import sequence_nll  # noqa: E402
-from dca_course.metrics import contains, fact_metrics, late_facts, mean, misattribution  # noqa: E402
+from dca_course.metrics import attributed_facts, contains, fact_metrics, late_facts, mean, misattribution  # noqa: E402
 from dca_course.recipes import load_run  # noqa: E402
 from dca_course.train import save_checkpoint  # noqa: E402
 
@@ -157,15 +157,20 @@ def inspect(folder: Path, pg400: Path | None = None) -> None:
     test = load_synthnews(0, 0, N_TEST, seed=0, long=True)[2]
     preds, attn = decode(recipe, model, vocab, test)
     print(f"{len(test)} test articles of synthnews-long (seed 0); greedy summaries of the checkpoint")
-    print("greedy:", {k: round(v, 3) for k, v in fact_metrics(preds, test).items()})
+    print("greedy:", {k: round(v, 3) for k, v in fact_metrics(preds, test, contexts_of=slot_contexts).items()})
+
+    def stated(pred, ex) -> set[str]:
+        """The key facts ``pred`` states with what they are about (the course's fact measure)."""
+        return attributed_facts(pred, ex.facts, slot_contexts(ex.facts["event"]))
 
     # 1. agent attention while each stated key fact is written, against the agents holding it
     rows = {"late": [], "early": []}
     for ex, pred, g in zip(test, preds, attn):
         chunks = split_example(ex, M, src_len)
         late = set(late_facts(ex.source, ex.facts))
+        said = stated(pred, ex)
         for fact in ex.facts["key_facts"]:
-            at = _find(pred, fact)
+            at = _find(pred, fact) if fact in said else None
             if at is None:
                 continue
             share = g[at: at + len(fact.split())].mean(0)                 # (agents,) over the fact's words
@@ -185,20 +190,20 @@ def inspect(folder: Path, pg400: Path | None = None) -> None:
               f"the leading agent holds the fact: {hit:.3f} (chance {chance:.3f})")
 
     # 2. late facts against the 400-word reader
-    late_dca = [sum(contains(p, f) for f in fs) / len(fs) for p, ex in zip(preds, test)
+    late_dca = [len(stated(p, ex) & set(fs)) / len(fs) for p, ex in zip(preds, test)
                 if (fs := late_facts(ex.source, ex.facts))]
-    print(f"\nlate facts (beyond word 400) stated, greedy: {mean(late_dca):.3f} over {len(late_dca)} articles; "
+    print(f"\nlate facts (beyond word 400) stated with what they are about, greedy: {mean(late_dca):.3f} over {len(late_dca)} articles; "
           f"articles with at least one: {sum(x > 0 for x in late_dca)}")
     if pg400 and (pg400 / "last.pt").is_file():
         r400, m400, v400, _ = load_run(pg400, "cpu")
         p400 = r400.predict(m400.eval(), test, v400, "cpu")
         pbeam = recipe.predict(model, test, vocab, "cpu")
-        print(f"beam search (the recipes' evaluation): DCA {fact_metrics(pbeam, test)}; "
-              f"400-word pointer-generator + coverage {fact_metrics(p400, test)}")
+        print(f"beam search (the recipes' evaluation): DCA {fact_metrics(pbeam, test, contexts_of=slot_contexts)}; "
+              f"400-word pointer-generator + coverage {fact_metrics(p400, test, contexts_of=slot_contexts)}")
         shown = 0
         for ex, a, b in zip(test, pbeam, p400):
             fs = late_facts(ex.source, ex.facts)
-            if shown < 2 and any(contains(a, f) for f in fs) and not any(contains(b, f) for f in fs):
+            if shown < 2 and stated(a, ex) & set(fs) and not stated(b, ex) & set(fs):
                 shown += 1
                 print(f"  late facts {fs}\n    DCA: {' '.join(a)}\n    400: {' '.join(b)}")
 
@@ -215,9 +220,9 @@ def inspect(folder: Path, pg400: Path | None = None) -> None:
           f"(states of size {h_a[0, 0, :n1].abs().mean():.3f}), when agent {M} reads another article; "
           f"message norms of the first article {[round(x, 2) for x in msgs[0][0].norm(dim=-1).tolist()]}")
     for agent in range(M):
-        out = fact_metrics(ablated(recipe, model, vocab, test, agent), test)
-        print(f"agent {agent + 1} left empty: fact recall {out['fact_recall']:.3f}, "
-              f"late-fact recall {out.get('late_fact_recall', 0):.3f}")
+        out = fact_metrics(ablated(recipe, model, vocab, test, agent), test, contexts_of=slot_contexts)
+        print(f"agent {agent + 1} left empty: attributed fact recall {out['attributed_fact_recall']:.3f}, "
+              f"attributed late-fact recall {out.get('attributed_late_fact_recall', 0):.3f}")
 
 
 def main(argv=None) -> int:
