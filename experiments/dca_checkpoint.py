@@ -192,7 +192,8 @@ def inspect(folder: Path, pg400: Path | None = None) -> None:
     # 2. late facts against the 400-word reader
     late_dca = [len(stated(p, ex) & set(fs)) / len(fs) for p, ex in zip(preds, test)
                 if (fs := late_facts(ex.source, ex.facts))]
-    print(f"\nlate facts (beyond word 400) stated with what they are about, greedy: {mean(late_dca):.3f} over {len(late_dca)} articles; "
+    print(f"\nlate facts (beyond word 400) stated with what they are about, greedy: {mean(late_dca):.3f} "
+          f"over {len(late_dca)} articles; "
           f"articles with at least one: {sum(x > 0 for x in late_dca)}")
     if pg400 and (pg400 / "last.pt").is_file():
         r400, m400, v400, _ = load_run(pg400, "cpu")

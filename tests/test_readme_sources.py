@@ -52,8 +52,8 @@ def test_the_results_readme_quotes_dca_json():
 
     def cells(name):
         s = rows[name]["spread"]
-        return " | ".join([f"{s[k]['mean']:.3f} ± {s[k]['sd']:.3f}" for k in ("attributed_fact_recall", "attributed_late_fact_recall")]
-                          + [f"{rows[name][k]:.1f}" for k in ("rouge2", "rougeLsum")])
+        facts = [f"{s[k]['mean']:.3f} ± {s[k]['sd']:.3f}" for k in ("attributed_fact_recall", "attributed_late_fact_recall")]
+        return " | ".join(facts + [f"{rows[name][k]:.1f}" for k in ("rouge2", "rougeLsum")])
 
     for name in ("lead3", "pg400", "pg800", "dca1", "dca2", "dca3", "dca5"):
         assert cells(name) in section.replace("**", ""), name
