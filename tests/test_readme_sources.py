@@ -72,6 +72,28 @@ def test_the_results_readme_quotes_dca_json():
         assert phrase in section, phrase
 
 
+def test_the_results_readme_quotes_input_feeding_json():
+    """The input-feeding section of results/README.md: each seed's row and the paired differences are
+    input_feeding.json's."""
+    stored = json.loads((ROOT / "results/input_feeding.json").read_text(encoding="utf-8"))
+    table, paired = stored["table"], stored["paired"]
+    text = (ROOT / "results/README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Input feeding, measured"):]
+    section = " ".join(section[:section.index("\n## ")].split())
+
+    def cells(variant, k):
+        t = table[variant]
+        return (f"{t['rouge2'][k]:.2f} / {t['rougeL'][k]:.2f} / {t['attributed_fact_recall'][k]:.3f} / "
+                f"{t['repeated_trigrams'][k]:.3f}")
+
+    for k, seed in enumerate(stored["seeds"]):
+        assert f"| {seed} | {cells('with', k)} | {cells('without', k)} |" in section, seed
+    assert (f"ROUGE-2 {paired['rouge2']['mean']:+.2f} ± {paired['rouge2']['se']:.2f} and attributed facts "
+            f"{paired['attributed_fact_recall']['mean']:+.3f} ± {paired['attributed_fact_recall']['se']:.3f}") in section
+    spread = [max(table[v]["rouge2"]) - min(table[v]["rouge2"]) for v in ("with", "without")]
+    assert f"({spread[0]:.1f} ROUGE-2 points with input feeding, {spread[1]:.1f} without)" in section
+
+
 def test_the_dmn_passes_cap_is_called_the_course_s_own():
     from dca_course.models import dmn
     from dca_course.recipes import DMNConfig
