@@ -87,6 +87,9 @@ class DMNConfig(RecipeConfig):
                               choices=("dmn", "dmn+"))
     gate_supervision: bool = knob(True, "add the cross-entropy of the gates against the supporting facts")
     gate_weight: float = knob(1.0, "weight of the gate supervision loss")
+    gate_loss: str = knob("auto", "the gate supervision's form: bce, a binary cross-entropy of each fact's gate "
+                                  "against 1 or 0; softmax, a cross-entropy over the pass's facts; auto, the "
+                                  "variant's own (bce for dmn, softmax for dmn+)", choices=("auto", "bce", "softmax"))
     answer: str = knob("auto", "the answer module: word, sequence, or auto (sequence exactly when some "
                                "training answer has several words)")
     dropout: float = knob(0.0, "dropout")
@@ -237,7 +240,12 @@ class DMNRecipe(Recipe):
 
     def loss_fn(self, model, batch):
         return dmn_loss(model, batch, gate_supervision=self.config.gate_supervision,
-                        gate_weight=self.config.gate_weight, variant=self.config.dmn_variant)
+                        gate_weight=self.config.gate_weight, variant=self.gate_loss_form())
+
+    def gate_loss_form(self) -> str:
+        """The form :func:`~dca_course.models.dmn_gate.gate_supervision_loss` takes: ``"dmn"``, a binary
+        cross-entropy per fact, or ``"dmn+"``, a cross-entropy over a pass's facts (``--gate-loss``)."""
+        return {"auto": self.config.dmn_variant, "bce": "dmn", "softmax": "dmn+"}[self.config.gate_loss]
 
     def score(self, model, examples, vocab, device, kind="babi") -> dict:
         return evaluate_dmn(model, examples, vocab, max_facts=self.config.max_facts, device=device)

@@ -1,0 +1,218 @@
+"""Why the `dmn` row (Kumar et al.'s DMN) finds too few supporting facts on bAbI tasks 2 and 3: one
+change at a time against the row as it stands, on held-out training stories only (issue 49, part 1).
+
+    python experiments/dmn_diagnosis.py ../shared/data/babi --arms base,D1 --tasks 2,3 --seeds 0,1,2 --jobs 2
+
+Each arm is the `dmn` row at its chosen point (``BABI_FIXED`` + ``BABI_ROWS["dmn"]`` +
+``BABI_CHOSEN["dmn"]``) with one setting changed (``ARMS``; ``results/dmn_paper_details.md`` names
+each hypothesis D1-D9 and what the paper says of it).  A training holds out 10% of the training
+stories, as the row does; the test split is dropped as soon as the data is read, so no test figure
+enters a diagnosis.  Like the protocol's selection, a training stops at the epoch its held-out
+accuracy first reaches 100% (its kept weights cannot change after that).  Each trained model is
+then scored on its own held-out stories: answer accuracy, and per pass how often its top gate is
+the pass's supporting fact (``evaluate_dmn``'s ``supporting_fact_accuracy_per_pass``).
+
+Every training keeps its result in ``--runs/ARM/taskNN/seedS/result.json`` (with the code's
+fingerprint), so the command goes on where it stopped.  It writes ``results/dmn_diagnosis.json`` and
+``.md``: per arm and task, each seed's figures, their means, and the paired difference from
+``base`` (mean and standard error over the seeds).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import inspect
+import json
+import statistics
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from experiments import babi_rows  # noqa: E402
+from tools.provenance import (DMN_CODE, RESULTS, ROOT, command_line, cpu_name, repo_path, write_json,  # noqa: E402
+                              write_report)
+
+from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS  # noqa: E402
+
+#: One hypothesis each: its name in ``results/dmn_paper_details.md``, what changes, and the knobs.
+ARMS = {
+    "base": ("the row as it stands", "nothing", {}),
+    "D1": ("the form of gate supervision",
+           "a cross-entropy over the pass's facts (softmax of the gate logits) in place of a binary "
+           "cross-entropy per fact; the sigmoid gates stay in the forward pass", {"gate_loss": "softmax"}),
+    "D2-3": ("the weight of gate supervision", "gate loss weight 3 in place of 1", {"gate_weight": 3.0}),
+    "D2-0.3": ("the weight of gate supervision", "gate loss weight 0.3 in place of 1", {"gate_weight": 0.3}),
+    "D4": ("the gate network's features and their scale",
+           "DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|] in place of Kumar et al.'s nine parts",
+           {"gate_features": "dmn+"}),
+}
+ROW = "dmn"
+BASE_SETTINGS = {**BABI_FIXED, **BABI_ROWS[ROW], **BABI_CHOSEN[ROW], **babi_rows.SELECT_ONLY}
+OUT = RESULTS / "dmn_diagnosis"
+
+
+def _code() -> str:
+    """The fingerprint a kept run is read back under: the DMN's code (``babi_rows.CODE``) and
+    :func:`diagnose`'s own; the tables and their text may change without training again."""
+    own = babi_rows.code_only(textwrap.dedent(inspect.getsource(diagnose)))
+    return hashlib.sha256((babi_rows.CODE + own).encode()).hexdigest()[:16]
+
+
+def settings_for(arm: str) -> dict:
+    if arm not in ARMS:
+        raise SystemExit(f"dca-course: error: dmn_diagnosis.py: no arm {arm!r}; the arms are {', '.join(ARMS)}")
+    return {**BASE_SETTINGS, **ARMS[arm][2]}
+
+
+def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> dict:
+    """Train one task on seed ``seed`` with the test dropped, and score the kept model on its
+    held-out stories; a finished run under the same settings and code is read back."""
+    done = out / "result.json"
+    if done.is_file():
+        stored = json.loads(done.read_text())
+        if stored.get("settings") == settings and stored.get("code") == CODE:
+            return stored["result"]
+    import torch
+
+    torch.set_num_threads(1)
+    from dca_course import seed_everything
+    from dca_course.models.dmn_eval import evaluate_dmn
+    from dca_course.recipes import DMNConfig, DMNRecipe
+    from dca_course.registry import load_data
+
+    seed_everything(seed)
+    config = DMNConfig.from_profile("full", settings)
+    data = load_data(f"babi:{folder}:{task}", config.data_profile, seed)
+    data = dataclasses.replace(data, test=[])                        # never the test
+    recipe = DMNRecipe(config)
+    recipe.check_data(data)
+    started = time.perf_counter()
+    model, vocab, history, seconds = recipe.fit_model(data, torch.device("cpu"), out, seed=seed, progress=False,
+                                                      resume=False, log=None)
+    _, held_out = recipe.validation_split(data.train, seed)          # the stories fit_model held out
+    scored = evaluate_dmn(model, held_out, vocab, max_facts=config.max_facts)
+    result = dict(val_accuracy=history.best.get("val_accuracy"), held_out_accuracy=round(scored["accuracy"], 4),
+                  per_pass_hits=scored["supporting_fact_accuracy_per_pass"], held_out_questions=len(held_out),
+                  best_epoch=history.best.get("epoch"), epochs=len(history.epochs), train_seconds=round(seconds, 1),
+                  wall_seconds=round(time.perf_counter() - started, 1))
+    commit, dirty = babi_rows.COMMIT
+    write_json(done, {"settings": settings, "result": result, "code": CODE, "commit": commit,
+                      "uncommitted_changes": dirty, "cpu": cpu_name(),
+                      "command": babi_rows.command_for_settings(settings, repo_path(folder), task, seed)
+                      + " (the test split dropped)"})
+    return result
+
+
+CODE = _code()
+
+
+def _job(args):
+    return diagnose(*args)
+
+
+def paired(base: list[float], other: list[float]) -> dict:
+    """Mean and standard error of ``other - base`` over the seeds (paired by seed)."""
+    diffs = [o - b for b, o in zip(base, other)]
+    se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else None
+    return {"mean": round(statistics.fmean(diffs), 4), "se": round(se, 4) if se is not None else None}
+
+
+def summarise(runs: dict, seeds: list[int]) -> dict:
+    """``runs`` {arm: {task: {seed: result}}} as the table: per arm and task, each figure's mean over
+    the seeds and, against ``base``, the paired difference."""
+    table = {}
+    for arm, by_task in runs.items():
+        table[arm] = {}
+        for task, by_seed in by_task.items():
+            acc = [by_seed[s]["held_out_accuracy"] for s in seeds]
+            hits = [by_seed[s]["per_pass_hits"] for s in seeds]
+            row = {"held_out_accuracy": round(statistics.fmean(acc), 4),
+                   "per_pass_hits": [round(statistics.fmean(h[p] for h in hits), 4) for p in range(len(hits[0]))],
+                   "per_seed": {str(s): by_seed[s] for s in seeds}}
+            if arm != "base" and "base" in runs and task in runs["base"]:
+                base = runs["base"][task]
+                row["minus_base"] = {
+                    "held_out_accuracy": paired([base[s]["held_out_accuracy"] for s in seeds], acc),
+                    "per_pass_hits": [paired([base[s]["per_pass_hits"][p] for s in seeds], [h[p] for h in hits])
+                                      for p in range(len(hits[0]))]}
+            table[arm][str(task)] = row
+    return table
+
+
+def markdown(table: dict, seeds: list[int]) -> str:
+    pct = lambda x: f"{100 * x:.1f}"                                               # noqa: E731
+    diff = lambda d: f"{100 * d['mean']:+.1f} ± {100 * d['se']:.1f}" if d["se"] is not None else "-"  # noqa: E731
+    lines = ["# The `dmn` row's diagnosis on held-out stories (bAbI 1k, tasks 2 and 3)", "",
+             f"Seeds {', '.join(map(str, seeds))}. Each arm changes one thing in the `dmn` row "
+             "(results/dmn_paper_details.md names the hypotheses). Held-out stories only: the test was never "
+             "read. A pass hits when its top gate is its supporting fact. Differences are the arm minus "
+             "`base`, paired by seed, ± one standard error.", "",
+             "| arm | hypothesis | change | task | held-out accuracy % | per pass hits % | accuracy minus base | "
+             "pass hits minus base | per seed accuracy % |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for arm, by_task in table.items():
+        hypothesis, change, _ = ARMS[arm]
+        for task, row in by_task.items():
+            d = row.get("minus_base")
+            lines.append(f"| {arm} | {hypothesis} | {change} | {task} | {pct(row['held_out_accuracy'])} | "
+                         f"{' / '.join(pct(h) for h in row['per_pass_hits'])} | {diff(d['held_out_accuracy']) if d else '-'} | "
+                         f"{' / '.join(diff(x) for x in d['per_pass_hits']) if d else '-'} | "
+                         f"{', '.join(pct(r['held_out_accuracy']) for r in row['per_seed'].values())} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", help="bAbI v1.2 folder holding en/")
+    parser.add_argument("--arms", default="base,D1", help=f"comma-separated, of {', '.join(ARMS)}")
+    parser.add_argument("--tasks", default="2,3")
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "dmn_diagnosis")
+    args = parser.parse_args(argv)
+    arms = args.arms.split(",")
+    tasks, seeds = [int(t) for t in args.tasks.split(",")], [int(s) for s in args.seeds.split(",")]
+    if not (Path(args.folder) / "en").is_dir():
+        raise SystemExit(f"dca-course: error: {args.folder}: no bAbI v1.2 folder here (it holds en/)")
+    if args.jobs < 1:
+        raise SystemExit(f"dca-course: error: --jobs {args.jobs}: give 1 or more")
+    jobs = [(t, args.folder, settings_for(a), args.runs / a / f"task{t:02d}" / f"seed{s}", s)
+            for t in tasks for a in arms for s in seeds]
+    results = [None] * len(jobs)
+    label = lambda j, r: (f"task {j[0]} seed {j[4]} {j[3].parts[-3]}: held-out {100 * r['held_out_accuracy']:.1f}%, "  # noqa: E731
+                          f"pass hits {' / '.join(f'{100 * h:.1f}' for h in r['per_pass_hits'])}, "
+                          f"{r['epochs']} epochs, {r['train_seconds']:.0f} s")
+    if args.jobs == 1:
+        for k, job in enumerate(jobs):
+            results[k] = diagnose(*job)
+            print(label(job, results[k]), file=sys.stderr, flush=True)
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {pool.submit(_job, job): k for k, job in enumerate(jobs)}
+            for fut in as_completed(futures):
+                k = futures[fut]
+                results[k] = fut.result()
+                print(label(jobs[k], results[k]), file=sys.stderr, flush=True)
+    runs: dict = {}
+    for job, r in zip(jobs, results):
+        runs.setdefault(job[3].parts[-3], {}).setdefault(job[0], {})[job[4]] = r
+    table = summarise(runs, seeds)
+    data = {"arms": {a: {"hypothesis": ARMS[a][0], "change": ARMS[a][1], "settings": ARMS[a][2]} for a in arms},
+            "base_settings": BASE_SETTINGS, "tasks": tasks, "seeds": seeds, "table": table,
+            "train_seconds": round(sum(r["train_seconds"] for r in results), 1), "code": CODE}
+    write_report(RESULTS, "dmn_diagnosis", data, markdown(table, seeds), command=command_line(__file__, argv),
+                 config={"arms": arms, "tasks": tasks, "seeds": seeds, "base_settings": BASE_SETTINGS},
+                 measures=["experiments/dmn_diagnosis.py", "experiments/babi_rows.py", *DMN_CODE])
+    print(markdown(table, seeds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
