@@ -644,3 +644,33 @@ def test_babi_real_trains_what_the_command_line_trains(load_benchmark, monkeypat
     config, spec, n_train, seed = seen[0]
     assert config == DMNConfig.from_profile("babi-1k", {"hidden_size": 16})
     assert (spec, n_train, seed) == (f"babi:{folder}:1", 20, 3)
+
+
+def test_gate_loss_knob_picks_the_supervisions_form():
+    """``--gate-loss``: auto keeps each variant's own form (the rows' trainings unchanged); bce and
+    softmax force one form on either variant, and the loss the recipe adds is that form's."""
+    from dca_course.recipes import DMNConfig, DMNRecipe
+
+    forms = {(v, g): DMNRecipe(DMNConfig(dmn_variant=v, gate_loss=g)).gate_loss_form()
+             for v in ("dmn", "dmn+") for g in ("auto", "bce", "softmax")}
+    assert forms == {("dmn", "auto"): "dmn", ("dmn+", "auto"): "dmn+", ("dmn", "bce"): "dmn",
+                     ("dmn+", "bce"): "dmn", ("dmn", "softmax"): "dmn+", ("dmn+", "softmax"): "dmn+"}
+    _, _, model, batch = _setup("dmn")
+    torch.manual_seed(0)
+    losses = {}
+    for form in ("bce", "softmax"):
+        recipe = DMNRecipe(DMNConfig(dmn_variant="dmn", gate_loss=form))
+        torch.manual_seed(0)
+        _, stats = recipe.loss_fn(model.eval(), batch)
+        out = model(batch)
+        want = gate_supervision_loss(out["scores"], batch.fact_mask, batch.supporting,
+                                     "dmn" if form == "bce" else "dmn+")
+        assert math.isclose(stats["gate_loss"], want.item(), rel_tol=1e-6)
+        losses[form] = stats["gate_loss"]
+    assert losses["bce"] != losses["softmax"]
+
+
+def test_gate_loss_knob_is_checked_on_the_command_line(capsys):
+    with pytest.raises(SystemExit) as err:
+        main(["train", "dmn", "--data", "babi:generated:1", "--gate-loss", "hinge"])
+    assert err.value.code == 2 and "--gate-loss" in capsys.readouterr().err
