@@ -61,7 +61,7 @@ LAYERS = [
     ("CLI", ("__main__",)),
 ]
 # Beside the layers: the notebooks' helpers, which may import any layer and which no layer imports.
-BESIDE = ("viz", "diagrams", "exercises", "gpu", "device_check", "scoreboard")
+BESIDE = ("viz", "diagrams", "exercises", "gpu", "device_check", "scoreboard", "summarise")
 # The exceptions, each with its reason: the package's own setup() and device() (at most two; the data's
 # id map and teacher forcing live on their layers).  Remove an entry when the import goes (a test says so).
 ALLOWED = {

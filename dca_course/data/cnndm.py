@@ -33,7 +33,7 @@ from .examples import Example
 
 __all__ = [
     "read_cnndm_splits", "tokenize", "split_sentences", "parse_story", "read_story_folder", "read_line_files",
-    "count_lines", "truncate", "load_hf", "load_cnndm",
+    "count_lines", "truncate", "load_hf", "load_cnndm", "fix_missing_period",
 ]
 
 SENTENCE_ENDERS = frozenset((".", "!", "?"))
@@ -96,7 +96,7 @@ def split_sentences(tokens: Sequence[str]) -> list[list[str]]:
     return sents
 
 
-def _fix_missing_period(tokens: list) -> list:
+def fix_missing_period(tokens: list) -> list:
     """See et al. add a full stop to lines that lack final punctuation (headlines, bylines)."""
     if tokens and tokens[-1] not in SENTENCE_ENDERS and tokens[-1] not in _CLOSERS:
         return tokens + ["."]
@@ -120,7 +120,7 @@ def parse_story(text: str, id: str = "") -> Example | None:
                 para = []
             continue
         if next_is_highlight:
-            toks = _fix_missing_period(tokenize(line))
+            toks = fix_missing_period(tokenize(line))
             if toks:
                 highlights.append(toks)
             next_is_highlight = False
@@ -128,7 +128,7 @@ def parse_story(text: str, id: str = "") -> Example | None:
         if highlights:  # text after the highlights began but not after @highlight: keep it too
             highlights[-1] = highlights[-1] + tokenize(line)
             continue
-        toks = _fix_missing_period(tokenize(line))
+        toks = fix_missing_period(tokenize(line))
         if toks:
             para.extend(toks)
             article_lines.append(toks)
@@ -313,7 +313,7 @@ def load_hf(split: str, limit: int | None = None, *, name: str = "abisee/cnn_dai
     out = []
     for i, row in enumerate(ds):
         sents = split_sentences(tokenize(row["article"]))
-        highlights = [_fix_missing_period(tokenize(h)) for h in row["highlights"].split("\n") if h.strip()]
+        highlights = [fix_missing_period(tokenize(h)) for h in row["highlights"].split("\n") if h.strip()]
         if not sents or not highlights:
             continue
         out.append(Example.from_document([[s] for s in sents], highlights, id=row.get("id", str(i)),
