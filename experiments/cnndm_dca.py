@@ -1,0 +1,782 @@
+"""The real-news table: the DCA against the pointer-generator on CNN/DailyMail at the same budget (issue 48).
+
+    python experiments/cnndm_dca.py run ../shared/data/cnndm --jobs 2       # train what is missing (runs/cnndm_dca/)
+    python experiments/cnndm_dca.py report ../shared/data/cnndm             # results/cnndm_dca.{json,md}
+    python experiments/cnndm_dca.py cost ../shared/data/cnndm --steps 30    # what one run of each system costs here
+    python experiments/cnndm_dca.py run ../shared/data/cnndm --lines 200 50 --seeds 0 --systems pg400 dca3 \\
+        --runs runs/cnndm_dca_try                                            # a quick try
+
+The data are those of ``experiments/cnndm_real.py``: lines 1-10,000 of ``test.source`` /
+``test.target.sents.tsv`` (the only split the folder holds) to train on, lines 10,001-11,490 to score,
+once, with beam search.  **Not comparable with the papers** (10,000 articles, minutes of training).
+Every system has the same training articles (cut to their first 800 tokens and 100 summary tokens),
+hence the same 20,000-word vocabulary, the recipes' ``fast`` sizes, 3 epochs, beam 4, and seeds 0-2:
+
+* ``lead3``: the first three sentences of each article (no training);
+* ``pg400``: the pointer-generator + coverage reading the first 400 tokens (2 epochs, then 1 with
+  coverage, input feeding on: ``cnndm_real.py``'s runs);
+* ``pg800``: the same reading 800 tokens;
+* ``dca3``: the DCA with 3 agents over 800 tokens and 2 contextual layers (``--context-layers 2``),
+  3 epochs of MLE.  CNN/DailyMail line files keep no paragraph breaks, so every sentence is a
+  paragraph, and ``dca_course.data.agents.split_document`` cuts the first 800 tokens at sentence
+  boundaries into 3 contiguous chunks of about equal length (about 267 tokens an agent);
+* ``dca3-nomsg``: the same with 0 contextual layers, agents that never talk (optional: ``--systems``);
+* ``dca3-rl`` and ``dca3-mle-control``: from the seed's ``dca3`` run, the recipe's RL phase at its
+  defaults (``--rl --init DIR``: one epoch over the first 400 training articles, batches of 8, 4 samples
+  an article against their leave-one-out mean, Adam at 1e-4, gamma 0.9984), and its control, the same
+  steps with gamma 0 (L_MLE alone), as ``experiments/rl_dca.py`` does on SynthNews.
+
+Every (system, seed) keeps its run folder ``RUNS/SYSTEM/seedS/``: ``last.pt`` after every epoch (a
+run stopped part way goes on from it), ``summaries.txt`` (the decoded test lines) and ``result.json``
+(written atomically, with the run's settings and a fingerprint of the library code it ran: ``CODE``).
+A run whose ``result.json`` has the same settings and code is read back, not trained again.
+``report`` scores every kept run's summaries (ROUGE through ``dca_course.metrics``, repeated trigrams,
+novel bigrams and the late words below; per article, cached in the folder's ``scores.json``) and
+pairs every system with ``pg400`` by seed: a difference counts only beyond two standard errors.
+
+``cost`` times 30 training steps of each system at the full size (one thread) and extrapolates.  Measured
+so on an AMD EPYC, 2 cores, loaded by two other trainings (2026-11-29; ``runs/cnndm_dca/cost.json``), one run
+took about: pg400 0.5 h, pg800 0.7 h, dca3 1.1 h, dca3-nomsg 0.7 h, dca3-rl 0.25 h (8.7 s an RL step, 4.8 GB),
+dca3-mle-control 0.15 h; the default table (seeds 0-2, without dca3-nomsg) about 8 h one run after another,
+about 4 h with two runs at once.
+
+Late words, a real-news analogue of SynthNews' late facts: of a summary's content words (distinct
+words that are neither stopwords nor punctuation), the share the article states only after its first
+400 tokens (absent from tokens 1-400, present in tokens 401 on), and of those late words the share
+that the reference also holds.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
+from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, command_line, cpu_name, git_commit,  # noqa: E402
+                              repo_path, write_json, write_lines, write_report)
+
+N_TRAIN, N_TEST = 10_000, 1_490
+SEEDS = (0, 1, 2)
+FIRST = 400                        # late words: absent from the article's first FIRST tokens
+VOCAB_SIZE, BEAM, EPOCHS = 20_000, 4, 3
+TRAIN_SOURCE, TRAIN_TARGET = 800, 100       # the training articles as every system gets them
+#: system -> (what it is, its recipe's knobs beyond the fast profile); RL systems start from ``init``'s run
+SYSTEMS = {
+    "lead3": ("the article's first three sentences", None),
+    "pg400": ("pointer-generator + coverage, first 400 tokens",
+              dict(max_src=400, coverage=True, input_feeding=True, epochs=EPOCHS - 1, coverage_epochs=1)),
+    "pg800": ("pointer-generator + coverage, first 800 tokens",
+              dict(max_src=800, coverage=True, input_feeding=True, epochs=EPOCHS - 1, coverage_epochs=1)),
+    "dca3": ("DCA, 3 agents over 800 tokens, 2 contextual layers", dict(agents=3, context_layers=2, max_src=800,
+                                                                        epochs=EPOCHS)),
+    "dca3-nomsg": ("DCA, 3 agents over 800 tokens, 0 contextual layers", dict(agents=3, context_layers=0,
+                                                                               max_src=800, epochs=EPOCHS)),
+    "dca3-rl": ("dca3 + mixed RL (the recipe's RL phase)", dict(agents=3, context_layers=2, max_src=800, rl=True,
+                                                                init="dca3")),
+    "dca3-mle-control": ("dca3 + as many MLE steps (gamma 0, the control)",
+                         dict(agents=3, context_layers=2, max_src=800, rl=True, init="dca3", gamma=0.0)),
+}
+COMMON = dict(vocab_size=VOCAB_SIZE, beam_size=BEAM, max_tgt=TRAIN_TARGET, bucket=True)
+DEFAULT_SYSTEMS = [s for s in SYSTEMS if s != "dca3-nomsg"]
+TRAINED = [s for s in SYSTEMS if s != "lead3"]
+BASE = "pg400"
+#: differences reported beside "every system minus pg400"
+PAIRS = (("dca3", "pg800"), ("dca3", "dca3-nomsg"), ("dca3-rl", "dca3-mle-control"), ("dca3-mle-control", "dca3"))
+METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "repeated_trigrams", "novel_bigrams", "late_words",
+           "late_in_reference", "with_late", "length")
+NAMES = {"rouge1": "R-1", "rouge2": "R-2", "rougeL": "R-L", "rougeLsum": "R-Lsum",
+         "repeated_trigrams": "rep. 3-grams", "novel_bigrams": "novel 2-grams", "late_words": "late words",
+         "late_in_reference": "late words in ref.", "with_late": "with a late word", "length": "length"}
+ROUGE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+NOT_COMPARABLE = "not comparable with the papers (10,000 articles, minutes of training)"
+
+# -- late words -------------------------------------------------------------------------------------
+#: NLTK's English stopwords, with the clitics of PTB tokenization ("do n't", "it 's", "ca n't", "wo n't")
+STOPWORDS = frozenset("""
+i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his
+himself she she's her hers herself it it's its itself they them their theirs themselves what which who whom this
+that that'll these those am is are was were be been being have has had having do does did doing a an the and but
+if or because as until while of at by for with about against between into through during before after above below
+to from up down in out on off over under again further then once here there when where why how all any both each
+few more most other some such no nor not only own same so than too very s t can will just don don't should
+should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't
+haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't
+weren weren't won won't wouldn wouldn't
+'s 're 've 'll 'd 'm n't ca wo
+""".split())
+#: PTB's brackets, and the vocabulary's special tokens: punctuation here
+NOT_WORDS = frozenset("-lrb- -rrb- -lsb- -rsb- -lcb- -rcb- <pad> <unk> <s> </s>".split())
+
+
+def content_words(tokens) -> set[str]:
+    """The distinct words of ``tokens`` that are not stopwords (:data:`STOPWORDS`) nor punctuation (no
+    letter or digit, or a PTB bracket such as ``-lrb-``)."""
+    return {t for t in tokens if t not in STOPWORDS and t not in NOT_WORDS and any(c.isalnum() for c in t)}
+
+
+def late_words(summary, article, first: int = FIRST) -> set[str]:
+    """The summary's content words that the article states only after its first ``first`` tokens."""
+    early, later = set(article[:first]), set(article[first:])
+    return {w for w in content_words(summary) if w not in early and w in later}
+
+
+def late_word_shares(summary, article, reference, first: int = FIRST) -> tuple[float, float | None]:
+    """(the share of the summary's content words that are late, the share of those late words that the
+    reference holds: None when the summary has none).  A summary with no content word has 0 late."""
+    words, late = content_words(summary), late_words(summary, article, first)
+    return (len(late) / len(words) if words else 0.0,
+            len(late & set(reference)) / len(late) if late else None)
+
+
+def article_scores(preds, examples) -> dict:
+    """Per article: ROUGE (``dca_course.metrics.rouge``, one article at a time: their mean is the
+    recipes' figure), repeated trigrams, novel bigrams, late words, late words in the reference (None
+    where there is no late word), whether there is one, and the length in tokens."""
+    from dca_course import metrics
+
+    out = {m: [] for m in METRICS}
+    for p, ex in zip(preds, examples):
+        for k, v in metrics.rouge([metrics.sentences_to_text(p)], [ex.summary_text()]).items():
+            out[k].append(round(v, 4))
+        late, in_ref = late_word_shares(p, ex.source, ex.target)
+        out["repeated_trigrams"].append(round(metrics.repeated_ngram_rate(p, 3), 4))
+        out["novel_bigrams"].append(round(metrics.novel_ngram_rate(p, ex.source, 2), 4))
+        out["late_words"].append(round(late, 4))
+        out["late_in_reference"].append(None if in_ref is None else round(in_ref, 4))
+        out["with_late"].append(float(in_ref is not None))
+        out["length"].append(len(p))
+    return out
+
+
+def mean_of(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.fmean(values) if values else None
+
+
+def lead3(example) -> list[str]:
+    """See et al.'s lead-3: the article's first three sentences."""
+    return [t for s in [s for p in example.paragraphs for s in p][:3] for t in s]
+
+
+# -- the code a run ran, and its data -------------------------------------------------------------
+#: The library code a training and its decoding run (the fingerprint of a kept run; this script is not
+#: in it: what it decides is in the settings, and what it measures is scored again by ``report``).
+TRAINING_PATHS = [*SUMMARIZER_CODE, "dca_course/data/cnndm.py", "dca_course/data/examples.py",
+                  "dca_course/data/dataset.py", "dca_course/models/extensions", "dca_course/models/teacher_forcing.py",
+                  "dca_course/recipes/seq2seq.py", "dca_course/__init__.py"]
+MEASURE_PATHS = ["dca_course/metrics.py", "experiments/cnndm_dca.py"]
+
+
+def code_only(source: str) -> str:
+    """``source``'s syntax tree without docstrings, as text: a comment or a docstring is not code."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def fingerprint(paths) -> str:
+    """sha256 (16 hex digits) of every Python file under ``paths`` (repository paths), as code."""
+    h = hashlib.sha256()
+    for top in paths:
+        path = ROOT / top
+        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + code_only(f.read_text()).encode() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def file_sha(path: Path, n_lines: int | None = None) -> str:
+    """sha256 (16 hex digits) of a file's bytes, or of its first ``n_lines`` lines."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        if n_lines is None:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        else:
+            for _, line in zip(range(n_lines), f):
+                h.update(line)
+    return h.hexdigest()[:16]
+
+
+def data_files(folder: Path) -> list[Path]:
+    """The two files ``load_cnndm`` reads in ``folder`` (the sentence-split target where there is one)."""
+    target = folder / "test.target.sents.tsv"
+    return [folder / "test.source", target if target.is_file() else folder / "test.target"]
+
+
+def data_sha(folder: Path, n_lines: int) -> str:
+    return hashlib.sha256("".join(file_sha(f, n_lines) for f in data_files(folder)).encode()).hexdigest()[:16]
+
+
+# -- the systems' recipes -------------------------------------------------------------------------
+def run_folder(runs: Path, system: str, seed: int) -> Path:
+    return Path(runs) / system / f"seed{seed}"
+
+
+def make_config(system: str, init: Path | None = None):
+    """The recipe's configuration of ``system``: the fast profile, :data:`COMMON`, the system's knobs
+    (an RL system's ``init`` replaced by the folder of its start, ``init``)."""
+    from dca_course.recipes import DCAConfig, PointerGeneratorConfig
+
+    knobs = dict(COMMON, **SYSTEMS[system][1])
+    if "init" in knobs:
+        knobs["init"] = str(init) if init is not None else None      # None: fresh weights (``cost``)
+    cls = DCAConfig if "agents" in knobs else PointerGeneratorConfig
+    return cls.from_profile("fast", knobs)
+
+
+def make_recipe(system: str, init: Path | None = None):
+    from dca_course.recipes import DCARecipe, PointerGeneratorRecipe
+
+    config = make_config(system, init)
+    return (DCARecipe if "agents" in SYSTEMS[system][1] else PointerGeneratorRecipe)(config)
+
+
+def settings_for(system: str, seed: int, lines, sha: str, runs: Path) -> dict:
+    """What a run is: the system, seed, lines and data (by content), and the recipe's every knob."""
+    init = run_folder(runs, SYSTEMS[system][1]["init"], seed) if "init" in SYSTEMS[system][1] else None
+    recipe = make_config(system, init).to_dict()
+    if init is not None:
+        recipe["init"] = f"{SYSTEMS[system][1]['init']}/seed{seed}"      # the start's run, in the runs folder
+    return json.loads(json.dumps({"system": system, "seed": seed, "lines": list(lines), "data_sha": sha,
+                                  "train_cut": [TRAIN_SOURCE, TRAIN_TARGET], "recipe": recipe}))
+
+
+def load_sample(folder: Path, n_train: int, n_test: int):
+    """The training lines cut to 800/100 tokens (every system's vocabulary and batches) and the test
+    lines whole (each model cuts what it reads; whole references, as See et al.)."""
+    from dca_course.data.cnndm import load_cnndm, truncate
+    from dca_course.registry import Dataset
+
+    train = [truncate(ex, TRAIN_SOURCE, TRAIN_TARGET) for ex in load_cnndm(folder, "test", limit=n_train)]
+    test = load_cnndm(folder, "test", limit=n_test, start=n_train)
+    return Dataset("cnndm-sample", "summaries", train, [], test, meta=dict(min_decode=35, max_decode=120))
+
+
+def weights_sha(folder: Path) -> str:
+    return file_sha(folder / "last.pt")
+
+
+def kept(folder: Path, settings: dict, code: str, init_weights: str | None = None) -> dict | None:
+    """The run's stored result when it ran with these settings, code (and start), else None."""
+    done = folder / "result.json"
+    if not done.is_file() or not (folder / "summaries.txt").is_file():
+        return None
+    stored = json.loads(done.read_text())
+    same = (stored.get("settings") == settings and stored.get("code") == code
+            and stored.get("init_weights") == init_weights)
+    return stored if same else None
+
+
+# -- one run --------------------------------------------------------------------------------------
+def train_run(system: str, seed: int, folder: str, lines, runs: str, device: str | None, threads: int,
+              settings: dict, code: str, init_weights: str | None) -> dict:
+    """Train one (system, seed) in this process (resumed from its folder's last.pt when that was
+    written by the same settings and code), decode the test lines once, keep what it made."""
+    import torch
+
+    import dca_course
+    from dca_course.train import unwrap
+
+    dca_course.configure_process()       # a spawned worker: its own process, its own settings
+    torch.set_num_threads(threads)
+    dev = dca_course.device(device)
+    dca_course.seed_everything(seed)
+    out = run_folder(Path(runs), system, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    mark = {"settings": settings, "code": code, "init_weights": init_weights}
+    started_file = out / "started.json"
+    if not started_file.is_file() or json.loads(started_file.read_text()) != mark:
+        for name in ("last.pt", "result.json", "summaries.txt", "scores.json"):     # another run's files
+            (out / name).unlink(missing_ok=True)
+        write_json(started_file, mark)
+    data = load_sample(Path(folder), *lines)
+    init = run_folder(Path(runs), SYSTEMS[system][1]["init"], seed) if "init" in SYSTEMS[system][1] else None
+    recipe = make_recipe(system, init.resolve() if init else None)
+    recipe.check_data(data)
+    recipe.config = recipe.config.for_data(data)          # the decode lengths: CNN/DailyMail's 35..120
+    model, vocab, history, seconds = recipe.fit_model(recipe.training_data(data), dev, out, seed=seed,
+                                                      progress=False, resume=True, log=None)
+    started = time.perf_counter()
+    preds = recipe.predict(unwrap(model), data.test, vocab, dev)
+    decode_seconds = time.perf_counter() - started
+    scores = recipe.score_predictions(preds, data.test, vocab, data.kind)
+    write_lines(out / "summaries.txt", [" ".join(p) for p in preds])
+    commit, dirty = git_commit()
+    result = {"scores": {k: round(v, 4) for k, v in scores.items() if isinstance(v, float)},
+              "epochs": len(history.epochs), "final_loss": history.last("loss"),
+              "train_seconds": round(seconds, 1), "decode_seconds": round(decode_seconds, 1),
+              "device": dev.type, "threads": threads}
+    write_json(out / "result.json", {**mark, "result": result, "commit": commit, "uncommitted_changes": dirty,
+                                     "cpu": cpu_name(), "test_ids": [ex.id for ex in data.test]})
+    return result
+
+
+def _train_job(job):
+    return train_run(*job)
+
+
+def run_all(folder: Path, systems, seeds, lines, runs: Path, n_jobs: int, device, threads: int) -> None:
+    """Train every (system, seed) not kept yet, ``n_jobs`` at once (one process each, spawned); an RL
+    system starts when its seed's start (``dca3``) is kept.  One line per finished run on stderr."""
+    sha, code = data_sha(folder, sum(lines)), fingerprint(TRAINING_PATHS)
+    wanted = [s for s in systems if s in TRAINED]
+    for s in list(wanted):                      # an RL system needs its start
+        start = SYSTEMS[s][1].get("init")
+        if start and start not in wanted:
+            wanted.insert(0, start)
+    order = sorted(wanted, key=lambda s: (bool(SYSTEMS[s][1].get("init")), s not in ("dca3", "dca3-nomsg")))
+    waiting = [(s, seed) for s in order for seed in seeds]
+
+    def job_for(system, seed):
+        """The job to train (system, seed); None when kept or when its start is not kept yet."""
+        settings = settings_for(system, seed, lines, sha, runs)
+        start = SYSTEMS[system][1].get("init")
+        init_weights = None
+        if start:
+            start_folder = run_folder(runs, start, seed)
+            if kept(start_folder, settings_for(start, seed, lines, sha, runs), code) is None:
+                return "wait"
+            init_weights = weights_sha(start_folder)
+        if kept(run_folder(runs, system, seed), settings, code, init_weights) is not None:
+            return None
+        return (system, seed, str(folder), list(lines), str(runs), device, threads, settings, code, init_weights)
+
+    def report_line(job, result):
+        print(f"{job[0]} seed {job[1]}: R-1 {result['scores']['rouge1']:.2f}, R-2 {result['scores']['rouge2']:.2f}, "
+              f"R-L {result['scores']['rougeL']:.2f} ({result['epochs']} epochs, "
+              f"train {result['train_seconds']:.0f} s, "
+              f"decode {result['decode_seconds']:.0f} s)", file=sys.stderr, flush=True)
+
+    def ready() -> list:
+        jobs = []
+        for key in list(waiting):
+            job = job_for(*key)
+            if job == "wait":
+                continue
+            waiting.remove(key)
+            if job is not None:
+                jobs.append(job)
+        return jobs
+
+    if n_jobs == 1:
+        while jobs := ready():
+            for job in jobs:
+                report_line(job, train_run(*job))
+        return
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    # spawn, not fork: each process starts its own CUDA context
+    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        running = {pool.submit(_train_job, job): job for job in ready()}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                report_line(running.pop(fut), fut.result())
+            running.update({pool.submit(_train_job, job): job for job in ready()})
+
+
+# -- the report -----------------------------------------------------------------------------------
+def scored(folder: Path, preds, examples) -> dict:
+    """Per-article scores of ``preds``, cached in ``folder/scores.json`` (keyed by the summaries and
+    the measuring code)."""
+    key = {"measures": fingerprint(MEASURE_PATHS), "summaries": file_sha(folder / "summaries.txt")}
+    cache = folder / "scores.json"
+    if cache.is_file():
+        stored = json.loads(cache.read_text())
+        if stored.get("key") == key:
+            return stored["per_article"]
+    per_article = article_scores(preds, examples)
+    write_json(cache, {"key": key, "per_article": per_article})
+    return per_article
+
+
+def verdict(mean: float, se: float | None, a: str, b: str, metric: str) -> str:
+    """What two standard errors allow one to say of ``a`` minus ``b``."""
+    if se is None or not mean - 2 * se > 0 and not mean + 2 * se < 0:
+        return "not distinguishable"
+    if metric in ROUGE:
+        return f"{a} beats {b}" if mean > 0 else f"{b} beats {a}"
+    return "higher" if mean > 0 else "lower"
+
+
+def paired(means: dict, a: str, b: str, seeds) -> dict:
+    """``a`` minus ``b`` for every metric, paired by seed: the differences, their mean, its standard
+    error (None with one seed) and the verdict."""
+    out = {}
+    for m in METRICS:
+        diffs = [means[a][s][m] - means[b][s][m] for s in seeds
+                 if means[a][s][m] is not None and means[b][s][m] is not None]
+        if not diffs:
+            continue
+        mean = statistics.fmean(diffs)
+        se = statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else None
+        out[m] = {"diffs": [round(d, 4) for d in diffs], "mean": round(mean, 4),
+                  "se": None if se is None else round(se, 4), "verdict": verdict(mean, se, a, b, m)}
+    return out
+
+
+def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, command: str) -> dict:
+    """Score every kept run, pair each system with pg400 by seed, write ``out_dir/cnndm_dca.{json,md}``."""
+    from dca_course.data.cnndm import load_cnndm
+
+    sha, code = data_sha(folder, sum(lines)), fingerprint(TRAINING_PATHS)
+    test = load_cnndm(folder, "test", limit=lines[1], start=lines[0])
+    per_article, kept_runs, missing = {}, {}, []
+    for system in systems:
+        if system == "lead3":                       # no training: the same summaries for every seed
+            lead = article_scores([lead3(ex) for ex in test], test)
+            per_article["lead3"] = {s: lead for s in seeds}
+            continue
+        rows = {}
+        for seed in seeds:
+            run = run_folder(runs, system, seed)
+            start = SYSTEMS[system][1].get("init")
+            init_weights = None
+            if start and (run_folder(runs, start, seed) / "last.pt").is_file():
+                init_weights = weights_sha(run_folder(runs, start, seed))
+            stored = kept(run, settings_for(system, seed, lines, sha, runs), code, init_weights)
+            if stored is None:
+                missing.append(f"{system}/seed{seed}")
+                continue
+            print(f"scoring {system} seed {seed}", file=sys.stderr, flush=True)
+            preds = [line.split() for line in (run / "summaries.txt").read_text().split("\n")[:len(test)]]
+            rows[seed] = scored(run, preds, test)
+            kept_runs[f"{system}/seed{seed}"] = stored["result"]
+        if len(rows) == len(seeds):
+            per_article[system] = rows
+    if BASE not in per_article:
+        raise SystemExit(f"dca-course: error: {repo_path(runs)}: no finished {BASE} runs for seeds "
+                         f"{', '.join(map(str, seeds))} (python experiments/cnndm_dca.py run {repo_path(folder)})")
+    names = [s for s in systems if s in per_article]
+    means = {s: {seed: {m: mean_of(per_article[s][seed][m]) for m in METRICS} for seed in seeds} for s in names}
+    table = {s: {m: {"values": [None if means[s][seed][m] is None else round(means[s][seed][m], 4) for seed in seeds],
+                     **_mean_sd([means[s][seed][m] for seed in seeds])} for m in METRICS} for s in names}
+    reference = {"late_words": round(statistics.fmean(late_word_shares(ex.target, ex.source, ex.target)[0]
+                                                      for ex in test), 4),
+                 "with_late": round(statistics.fmean(bool(late_words(ex.target, ex.source)) for ex in test), 4),
+                 "length": round(statistics.fmean(len(ex.target) for ex in test), 2)}
+    versus = {f"{s} minus {BASE}": paired(means, s, BASE, seeds) for s in names if s != BASE}
+    others = {f"{a} minus {b}": paired(means, a, b, seeds) for a, b in PAIRS if a in names and b in names}
+    n_train, n_test = lines
+    data = {"note": NOT_COMPARABLE, "systems": {s: SYSTEMS[s][0] for s in names}, "seeds": list(seeds),
+            "train_lines": f"1-{n_train}", "test_lines": f"{n_train + 1}-{n_train + n_test}",
+            "data": repo_path(folder), "data_sha": sha, "code": code, "late_after_tokens": FIRST,
+            "settings": {s: settings_for(s, seeds[0], lines, sha, runs)["recipe"] for s in names if s != "lead3"},
+            "table": table, "reference": reference, "paired_with_pg400": versus, "paired_other": others,
+            "runs": kept_runs, "missing_runs": missing,
+            "per_article": f"{repo_path(runs)}/SYSTEM/seedS/scores.json (and summaries.txt)"}
+    md = markdown(data, names, seeds)
+    write_report(out_dir, "cnndm_dca", data, md, command=command,
+                 config={"systems": names, "seeds": list(seeds), "lines": list(lines), "runs": repo_path(runs),
+                         "common": COMMON, "systems_knobs": {s: SYSTEMS[s][1] for s in names}},
+                 measures=["experiments/cnndm_dca.py", *TRAINING_PATHS])
+    print(md)
+    return data
+
+
+def _mean_sd(values) -> dict:
+    values = [v for v in values if v is not None]
+    return {"mean": round(statistics.fmean(values), 4) if values else None,
+            "sd": round(statistics.stdev(values), 4) if len(values) > 1 else None}
+
+
+def _cell(x: dict, digits: int) -> str:
+    if x["mean"] is None:
+        return "-"
+    return f"{x['mean']:.{digits}f}" + (f" ± {x['sd']:.{digits}f}" if x["sd"] else "")
+
+
+DIGITS = {m: 2 if m in ROUGE else 1 if m == "length" else 3 for m in METRICS}
+
+
+def markdown(data: dict, names, seeds) -> str:
+    table, ref = data["table"], data["reference"]
+    lines = ["# CNN/DailyMail: the DCA against the pointer-generator at the same budget", "",
+             f"**This table is {NOT_COMPARABLE}.** Every system trained on lines "
+             f"{data['train_lines']} of the test split (articles cut to their first {TRAIN_SOURCE} tokens, summaries "
+             f"to {TRAIN_TARGET}) and decoded lines {data['test_lines']} once with beam search ({BEAM} beams). "
+             f"The same {VOCAB_SIZE:,}-word vocabulary, the recipes' `fast` sizes, {EPOCHS} epochs (the "
+             "pointer-generators' last "
+             "with coverage; the RL rows: the recipe's RL phase from the seed's dca3 run), input feeding on. No "
+             "setting was chosen on these lines: the sizes are the `fast` profile's, the epochs and beam "
+             "`cnndm_real.py`'s. The DCA's agents read the first 800 tokens cut at sentence boundaries into 3 "
+             "chunks of about equal length (the line files keep no paragraph breaks).", "",
+             f"Late words: of a summary's distinct content words (no stopwords, no punctuation), the share the article "
+             f"states only after its first {FIRST} tokens; late words in ref.: of those, the share the reference holds "
+             "(over the summaries with a late word); with a late word: the share of summaries with one. "
+             f"Mean ± standard deviation over seeds {', '.join(map(str, seeds))}.", "",
+             "| system | " + " | ".join(NAMES[m] for m in METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
+    for s in names:
+        lines.append(f"| {s} ({data['systems'][s]}) | " + " | ".join(_cell(table[s][m], DIGITS[m]) for m in METRICS)
+                     + " |")
+    lines.append("| the reference | " + " | ".join(
+        f"{ref[m]:.{DIGITS[m]}f}" if m in ref else "-" for m in METRICS) + " |")
+    lines += ["", "Paired by seed, each system minus pg400 (mean ± standard error of the per-seed differences). "
+              "Verdict rule: \"A beats B\" (or higher / lower) only when the paired mean exceeds two standard "
+              "errors, else \"not distinguishable\".", ""]
+    for title, pairs in (("minus pg400", data["paired_with_pg400"]), ("other pairs", data["paired_other"])):
+        if not pairs:
+            continue
+        lines += [f"| {title} | " + " | ".join(NAMES[m] for m in METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
+        for label, d in pairs.items():
+            lines.append(f"| {label} | " + " | ".join(
+                "-" if m not in d else f"{d[m]['mean']:+.{DIGITS[m]}f}"
+                + ("" if d[m]["se"] is None else f" ± {d[m]['se']:.{DIGITS[m]}f}") + f" ({d[m]['verdict']})"
+                for m in METRICS) + " |")
+        lines.append("")
+    if data["missing_runs"]:
+        lines.append("Runs not finished (not in the tables): " + ", ".join(data["missing_runs"]) + ".")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# -- what a run costs -----------------------------------------------------------------------------
+def processor() -> str:
+    """The processor's model name (``/proc/cpuinfo``), else the architecture."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return cpu_name()
+
+
+def steps_per_run(system: str, n_train: int) -> list[tuple[str, int]]:
+    """[(phase, training steps)] of one run of ``system`` on ``n_train`` articles."""
+    c = make_config(system, Path("unused"))
+    if c.to_dict().get("rl"):
+        return [("rl" if c.gamma else "mle-control", c.epochs * math.ceil(min(c.rl_train or n_train, n_train)
+                                                                          / c.batch_size))]
+    per_epoch = math.ceil(n_train / c.batch_size)
+    if "coverage" in c.to_dict():
+        return [("no coverage", c.epochs * per_epoch), ("coverage", c.coverage_epochs * per_epoch)]
+    return [("mle", c.epochs * per_epoch)]
+
+
+def time_steps(recipe, model, groups, vocab, device, n: int, warmup: int) -> dict:
+    """Wall and CPU seconds of one training step (``fit``'s: batch, loss, backward, clip, Adam),
+    the mean over ``n`` steps after ``warmup``."""
+    import torch
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=recipe.config.lr)
+    model.train()
+    groups = (list(groups) * (1 + (warmup + n) // len(groups)))[: warmup + n]     # a tiny try: round again
+    for i, examples in enumerate(groups):
+        if i == warmup:
+            wall, cpu = time.perf_counter(), time.process_time()
+        batch = recipe.make_batch(list(examples), vocab).to(device)
+        loss, _ = recipe.loss_fn(model, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if recipe.config.clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.config.clip)
+        optimizer.step()
+    return {"wall": (time.perf_counter() - wall) / n, "cpu": (time.process_time() - cpu) / n, "steps": n}
+
+
+def cost(folder: Path, systems, lines, steps: int, rl_steps: int, decode_articles: int, runs: Path,
+         n_seeds: int) -> dict:
+    """Time ``steps`` training steps of each system at the full data size (one thread; ``rl_steps`` for
+    mixed RL, whose steps sample), and the beam search of ``decode_articles`` test articles; extrapolate
+    one run and the whole table.  The figures go to ``RUNS/cost.json``, merged with the systems an
+    earlier call measured on the same lines (one system a call keeps each call short).  The decoding is
+    timed on a barely trained model, whose summaries run longer than a trained one's: an upper bound."""
+    import random
+
+    import torch
+
+    import dca_course
+
+    torch.set_num_threads(1)
+    dev = torch.device("cpu")
+    started = time.perf_counter()
+    data = load_sample(folder, *lines)
+    load_seconds = time.perf_counter() - started
+    kept_file = Path(runs) / "cost.json"
+    out = json.loads(kept_file.read_text()) if kept_file.is_file() else {}
+    if out.get("lines") != list(lines):
+        out = {"lines": list(lines), "systems": {}}
+    out.update(machine={"cpu": processor(), "cores": os.cpu_count(), "threads": 1}, load_seconds=round(load_seconds, 1))
+    for system in systems:
+        if system == "lead3":
+            continue
+        dca_course.seed_everything(0)
+        recipe = make_recipe(system, None)        # an RL system from fresh weights: the step's cost, not its result
+        recipe.config = recipe.config.for_data(data)
+        train = recipe.training_data(data).train
+        vocab = recipe.build_vocab(data)
+        model = recipe.accelerated(recipe.build_model(vocab)).to(dev)
+        groups = recipe.batch_groups(train, 0) or [train[i:i + recipe.config.batch_size]
+                                                   for i in range(0, len(train), recipe.config.batch_size)]
+        random.Random(0).shuffle(groups)
+        row = {"phases": {}, "load_average": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M")}
+        prepares = [p for _, p in recipe.phases()]
+        for (phase, n_steps), prepare in zip(steps_per_run(system, lines[0]), prepares):
+            prepare(model)
+            n = rl_steps if getattr(recipe.config, "rl", False) and recipe.config.gamma else steps
+            row["phases"][phase] = dict(time_steps(recipe, model, groups, vocab, dev, n, warmup=2 if n > 2 else 1),
+                                        run_steps=n_steps)
+        few = data.test[:decode_articles]
+        wall, cpu = time.perf_counter(), time.process_time()
+        recipe.predict(model, few, vocab, dev)
+        row["decode_per_article"] = {"wall": (time.perf_counter() - wall) / len(few),
+                                     "cpu": (time.process_time() - cpu) / len(few), "articles": len(few)}
+        for kind in ("wall", "cpu"):
+            train_s = sum(p[kind] * p["run_steps"] for p in row["phases"].values())
+            row[f"run_{kind}_seconds"] = round(train_s + row["decode_per_article"][kind] * lines[1] + load_seconds, 1)
+        out["systems"][system] = row
+        print(cost_line(system, row), file=sys.stderr, flush=True)
+    for kind in ("wall", "cpu"):
+        total = n_seeds * sum(r[f"run_{kind}_seconds"] for r in out["systems"].values())
+        out[f"table_{kind}_seconds_one_core"] = round(total, 1)
+        out[f"table_{kind}_seconds_two_at_once"] = round(total / 2, 1)
+    out["seeds"] = n_seeds
+    out["systems"] = {s: out["systems"][s] for s in SYSTEMS if s in out["systems"]}      # the table's order
+    write_json(kept_file, out)
+    return out
+
+
+def cost_line(system: str, row: dict) -> str:
+    phases = ", ".join(f"{name} {p['wall']:.2f} s/step wall, {p['cpu']:.2f} CPU ({p['run_steps']} steps)"
+                       for name, p in row["phases"].items())
+    return (f"{system}: {phases}; decode {row['decode_per_article']['wall']:.2f} s/article wall "
+            f"({row['decode_per_article']['cpu']:.2f} CPU); one run ~{row['run_wall_seconds'] / 3600:.2f} h wall, "
+            f"{row['run_cpu_seconds'] / 3600:.2f} h CPU (load average {row['load_average']:.2f})")
+
+
+def cost_summary(out: dict, n_seeds: int) -> str:
+    m = out["machine"]
+    loads = [r["load_average"] for r in out["systems"].values()]
+    return (f"On {m['cpu']} ({m['cores']} cores; load average {min(loads):.2f}-{max(loads):.2f} while measuring: "
+            f"other jobs shared the cores), one thread a run, {out['lines'][0]:,} training articles, decoding "
+            f"{out['lines'][1]:,}: the table ({', '.join(out['systems'])}; {n_seeds} seeds) costs "
+            f"~{out['table_wall_seconds_one_core'] / 3600:.1f} h at the wall times measured "
+            f"({out['table_cpu_seconds_one_core'] / 3600:.1f} h of CPU) one run after another, "
+            f"~{out['table_wall_seconds_two_at_once'] / 3600:.1f} h on 2 cores with two runs at once "
+            f"(~{out['table_cpu_seconds_two_at_once'] / 3600:.1f} h if the cores were free).")
+
+
+# -- the command line -----------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, ``dca-course: error: ...``, exit status 2."""
+
+    def error(self, message):
+        fail(message)
+
+
+def fail(message: str):
+    print(f"dca-course: error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
+def count(low: int, high: int | None = None):
+    """An argparse ``type``: a whole number from ``low`` (to ``high``), refused in one line otherwise."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number {bounds}")
+        return value
+    parse.__name__ = "a whole number"
+    return parse
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="cnndm_dca.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True, metavar="{run,report,cost}")
+    for name, text in (("run", "train the runs that are missing"), ("report", "write results/cnndm_dca.{json,md}"),
+                       ("cost", "time training steps at the full size, and estimate the table's cost")):
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument("folder", type=Path, help="a folder holding test.source and test.target(.sents.tsv)")
+        p.add_argument("--systems", nargs="+", default=None, metavar="SYSTEM",
+                       help=f"of {', '.join(SYSTEMS)} (default: "
+                            f"{'all' if name == 'report' else ' '.join(DEFAULT_SYSTEMS)})")
+        p.add_argument("--seeds", type=count(0, 2**32 - 1), nargs="+", default=list(SEEDS), help="default: 0 1 2")
+        p.add_argument("--lines", type=count(1), nargs=2, default=[N_TRAIN, N_TEST], metavar=("TRAIN", "TEST"),
+                       help="articles to train on and to score (default: 10000 1490; fewer for a quick try)")
+        p.add_argument("--runs", type=Path, default=ROOT / "runs" / "cnndm_dca", help="the run folders")
+        if name == "run":
+            p.add_argument("--jobs", type=count(1), default=1, help="runs at once, one process each")
+            p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
+            p.add_argument("--threads", type=count(1), default=1, help="torch threads per run")
+        if name == "report":
+            p.add_argument("--out", type=Path, default=RESULTS, help="where cnndm_dca.{json,md} go")
+        if name == "cost":
+            p.add_argument("--steps", type=count(1), default=30, help="training steps timed per system and phase")
+            p.add_argument("--rl-steps", type=count(1), default=5, help="RL steps timed (each samples 32 summaries)")
+            p.add_argument("--decode-articles", type=count(1), default=64, help="test articles decoded and timed")
+    return parser
+
+
+def check(args) -> None:
+    """Every argument, before any work: one line and exit status 2 for the first that is wrong."""
+    folder = args.folder
+    if not folder.is_dir():
+        fail(f"{folder}: no such folder")
+    if not (folder / "test.source").is_file() or not any(f.is_file() for f in data_files(folder)[1:]):
+        fail(f"{folder}: no test.source with test.target.sents.tsv or test.target there")
+    if args.systems is None:
+        args.systems = list(SYSTEMS) if args.what == "report" else list(DEFAULT_SYSTEMS)
+    unknown = [s for s in args.systems if s not in SYSTEMS]
+    if unknown:
+        fail(f"--systems {' '.join(unknown)}: no such system; the systems are {', '.join(SYSTEMS)}")
+    args.systems = [s for s in SYSTEMS if s in args.systems]          # the table's order, once each
+    if len(set(args.seeds)) != len(args.seeds):
+        fail(f"--seeds {' '.join(map(str, args.seeds))}: a seed given twice")
+    from dca_course.data.cnndm import count_lines
+
+    have = count_lines(folder / "test.source")
+    if sum(args.lines) > have:
+        fail(f"--lines {args.lines[0]} {args.lines[1]}: {folder}/test.source has {have:,} lines, not "
+             f"{sum(args.lines):,}")
+    if args.what == "run":
+        try:
+            import dca_course
+            dca_course.device(args.device)
+        except (RuntimeError, ValueError) as exc:
+            fail(f"--device {args.device}: {exc}")
+    protocol = args.lines == [N_TRAIN, N_TEST] and sorted(args.seeds) == list(SEEDS)
+    if args.what == "report" and not protocol and Path(os.path.abspath(args.out)) == RESULTS:
+        fail(f"a quick try (--lines {args.lines[0]} {args.lines[1]}, --seeds {' '.join(map(str, args.seeds))}) "
+             "writes its report only with --out DIR: results/ holds the protocol's table")
+
+
+def main(argv=None) -> int:
+    from dca_course import configure_process
+
+    configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
+    args = build_parser().parse_args(argv)
+    check(args)
+    lines, seeds = tuple(args.lines), sorted(args.seeds)
+    if args.what == "run":
+        run_all(args.folder, args.systems, seeds, lines, args.runs, args.jobs, args.device, args.threads)
+        print(f"done; python experiments/cnndm_dca.py report {repo_path(args.folder)} writes the table",
+              file=sys.stderr)
+    elif args.what == "report":
+        report(args.folder, args.systems, seeds, lines, args.runs, args.out, command_line(__file__, argv))
+    else:
+        out = cost(args.folder, args.systems, lines, args.steps, args.rl_steps, args.decode_articles, args.runs,
+                   len(seeds))
+        print(cost_summary(out, len(seeds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
