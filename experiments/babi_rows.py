@@ -52,11 +52,9 @@ settings spelled as flags (``command_for``).
 from __future__ import annotations
 
 import argparse
-import ast
 import copy
 import dataclasses
 import fcntl
-import hashlib
 import itertools
 import json
 import statistics
@@ -66,12 +64,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from tools.provenance import (DMN_CODE, RESULTS, ROOT, command_line, cpu_name, git_commit, provenance,  # noqa: E402
-                              repo_path, write_json, write_result_json)
+from tools.provenance import (DMN_CODE, RESULTS, ROOT, code_fingerprint, code_only, command_line, cpu_name,  # noqa: E402,F401
+                              git_commit, provenance, repo_path, train_command, write_json, write_result_json)
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after the path line above)
 from dca_course.recipes import DMNConfig  # noqa: E402
-from dca_course.recipes.config import flag_name  # noqa: E402
 from dca_course.recipes.dmn import BABI_FIXED, BABI_ROWS  # noqa: E402
 
 #: The model of each row (the protocol's table; nothing else differs between the rows) and the
@@ -124,13 +121,7 @@ def command_for(row: str, point: dict, folder: str, task: int, seed: int) -> str
 
 
 def command_for_settings(settings: dict, folder: str, task: int, seed: int) -> str:
-    words = []
-    for name, value in settings.items():
-        flag = flag_name(name)
-        words.append(flag if value is True else flag.replace("--", "--no-", 1) if value is False
-                     else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
-    return (f"python -m dca_course train dmn --data babi:{folder}:{task} --profile full --seed {seed} "
-            + " ".join(words))
+    return train_command("dmn", f"babi:{folder}:{task}", settings, seed)
 
 
 def point_name(point: dict) -> str:
@@ -172,30 +163,10 @@ MEASURED = ["experiments/babi_rows.py", *DMN_CODE]
 
 def measured_code() -> str:
     """A fingerprint of the code a training runs (``MEASURED``: every Python file under those
-    paths, as code): a run folder's result is read back only under the same code, so that a row
-    never mixes trainings of two versions of the model, however many sessions it takes.  Comments,
-    docstrings and layout are not code here (:func:`code_only`): mending a docstring does not
-    discard hours of kept trainings."""
-    h = hashlib.sha256()
-    for top in MEASURED:
-        path = ROOT / top
-        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + code_only(f.read_text()).encode() + b"\0")
-    return h.hexdigest()[:16]
-
-
-def code_only(source: str) -> str:
-    """``source``'s syntax tree without its docstrings (a module's, class's or function's first
-    string), as text: equal for two sources exactly when they differ only in comments, docstrings
-    and layout."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
-                node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    paths, as code; :func:`~tools.provenance.code_fingerprint`): a run folder's result is read back
+    only under the same code, so that a row never mixes trainings of two versions of the model,
+    however many sessions it takes."""
+    return code_fingerprint(MEASURED)
 
 
 #: The code this process runs, read once when the script starts: a file changed during a run does not

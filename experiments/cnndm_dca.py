@@ -48,7 +48,6 @@ that the reference also holds.
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import json
 import math
@@ -59,8 +58,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, command_line, cpu_name, git_commit,  # noqa: E402
-                              repo_path, write_json, write_lines, write_report)
+from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, code_fingerprint, command_line, cpu_name,  # noqa: E402
+                              git_commit, repo_path, write_json, write_lines, write_report)
 
 N_TRAIN, N_TEST = 10_000, 1_490
 SEEDS = (0, 1, 2)
@@ -172,28 +171,6 @@ TRAINING_PATHS = [*SUMMARIZER_CODE, "dca_course/data/cnndm.py", "dca_course/data
                   "dca_course/data/dataset.py", "dca_course/models/extensions", "dca_course/models/teacher_forcing.py",
                   "dca_course/recipes/seq2seq.py", "dca_course/__init__.py"]
 MEASURE_PATHS = ["dca_course/metrics.py", "experiments/cnndm_dca.py"]
-
-
-def code_only(source: str) -> str:
-    """``source``'s syntax tree without docstrings, as text: a comment or a docstring is not code."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
-                node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree)
-
-
-def fingerprint(paths) -> str:
-    """sha256 (16 hex digits) of every Python file under ``paths`` (repository paths), as code."""
-    h = hashlib.sha256()
-    for top in paths:
-        path = ROOT / top
-        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + code_only(f.read_text()).encode() + b"\0")
-    return h.hexdigest()[:16]
 
 
 def file_sha(path: Path, n_lines: int | None = None) -> str:
@@ -330,7 +307,7 @@ def _train_job(job):
 def run_all(folder: Path, systems, seeds, lines, runs: Path, n_jobs: int, device, threads: int) -> None:
     """Train every (system, seed) not kept yet, ``n_jobs`` at once (one process each, spawned); an RL
     system starts when its seed's start (``dca3``) is kept.  One line per finished run on stderr."""
-    sha, code = data_sha(folder, sum(lines)), fingerprint(TRAINING_PATHS)
+    sha, code = data_sha(folder, sum(lines)), code_fingerprint(TRAINING_PATHS)
     wanted = [s for s in systems if s in TRAINED]
     for s in list(wanted):                      # an RL system needs its start
         start = SYSTEMS[s][1].get("init")
@@ -392,7 +369,7 @@ def run_all(folder: Path, systems, seeds, lines, runs: Path, n_jobs: int, device
 def scored(folder: Path, preds, examples) -> dict:
     """Per-article scores of ``preds``, cached in ``folder/scores.json`` (keyed by the summaries and
     the measuring code)."""
-    key = {"measures": fingerprint(MEASURE_PATHS), "summaries": file_sha(folder / "summaries.txt")}
+    key = {"measures": code_fingerprint(MEASURE_PATHS), "summaries": file_sha(folder / "summaries.txt")}
     cache = folder / "scores.json"
     if cache.is_file():
         stored = json.loads(cache.read_text())
@@ -432,7 +409,7 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
     """Score every kept run, pair each system with pg400 by seed, write ``out_dir/cnndm_dca.{json,md}``."""
     from dca_course.data.cnndm import load_cnndm
 
-    sha, code = data_sha(folder, sum(lines)), fingerprint(TRAINING_PATHS)
+    sha, code = data_sha(folder, sum(lines)), code_fingerprint(TRAINING_PATHS)
     test = load_cnndm(folder, "test", limit=lines[1], start=lines[0])
     per_article, kept_runs, missing = {}, {}, []
     for system in systems:

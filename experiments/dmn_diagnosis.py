@@ -31,9 +31,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from experiments import babi_rows  # noqa: E402
-from tools.provenance import (DMN_CODE, RESULTS, ROOT, command_line, cpu_name, repo_path, write_json,  # noqa: E402
-                              write_report)
+from tools.provenance import (DMN_CODE, RESULTS, ROOT, code_fingerprint, code_only, command_line, cpu_name,  # noqa: E402
+                              git_commit, repo_path, train_command, write_json, write_report)
 
 from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS  # noqa: E402
 
@@ -50,15 +49,18 @@ ARMS = {
            {"gate_features": "dmn+"}),
 }
 ROW = "dmn"
-BASE_SETTINGS = {**BABI_FIXED, **BABI_ROWS[ROW], **BABI_CHOSEN[ROW], **babi_rows.SELECT_ONLY}
+#: Like the protocol's selection (``babi_rows.SELECT_ONLY``): stop at the epoch the held-out accuracy
+#: first reaches 100%, which the kept weights' figures cannot pass.
+SELECT_ONLY = dict(ceiling_patience=0)
+BASE_SETTINGS = {**BABI_FIXED, **BABI_ROWS[ROW], **BABI_CHOSEN[ROW], **SELECT_ONLY}
 OUT = RESULTS / "dmn_diagnosis"
 
 
 def _code() -> str:
-    """The fingerprint a kept run is read back under: the DMN's code (``babi_rows.CODE``) and
+    """The fingerprint a kept run is read back under: the DMN's code (``DMN_CODE``) and
     :func:`diagnose`'s own; the tables and their text may change without training again."""
-    own = babi_rows.code_only(textwrap.dedent(inspect.getsource(diagnose)))
-    return hashlib.sha256((babi_rows.CODE + own).encode()).hexdigest()[:16]
+    own = code_only(textwrap.dedent(inspect.getsource(diagnose)))
+    return hashlib.sha256((code_fingerprint(DMN_CODE) + own).encode()).hexdigest()[:16]
 
 
 def settings_for(arm: str) -> dict:
@@ -98,15 +100,15 @@ def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> di
                   per_pass_hits=scored["supporting_fact_accuracy_per_pass"], held_out_questions=len(held_out),
                   best_epoch=history.best.get("epoch"), epochs=len(history.epochs), train_seconds=round(seconds, 1),
                   wall_seconds=round(time.perf_counter() - started, 1))
-    commit, dirty = babi_rows.COMMIT
+    commit, dirty = COMMIT
     write_json(done, {"settings": settings, "result": result, "code": CODE, "commit": commit,
                       "uncommitted_changes": dirty, "cpu": cpu_name(),
-                      "command": babi_rows.command_for_settings(settings, repo_path(folder), task, seed)
+                      "command": train_command("dmn", f"babi:{repo_path(folder)}:{task}", settings, seed)
                       + " (the test split dropped)"})
     return result
 
 
-CODE = _code()
+CODE, COMMIT = _code(), git_commit()
 
 
 def _job(args):
@@ -209,7 +211,7 @@ def main(argv=None) -> int:
             "train_seconds": round(sum(r["train_seconds"] for r in results), 1), "code": CODE}
     write_report(RESULTS, "dmn_diagnosis", data, markdown(table, seeds), command=command_line(__file__, argv),
                  config={"arms": arms, "tasks": tasks, "seeds": seeds, "base_settings": BASE_SETTINGS},
-                 measures=["experiments/dmn_diagnosis.py", "experiments/babi_rows.py", *DMN_CODE])
+                 measures=["experiments/dmn_diagnosis.py", *DMN_CODE])
     print(markdown(table, seeds))
     return 0
 

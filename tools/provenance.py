@@ -13,6 +13,8 @@ checkout it lives in, installed or not.  This module changes no path itself.
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import os
 import platform
@@ -31,7 +33,7 @@ from dca_course.io import write_json, write_lines, write_text  # noqa: E402  (re
 
 __all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
            "write_report", "write_result_json", "provenance", "command_line", "machine", "generated_by",
-           "with_generated_line", "TRAINING_CODE", "POINTER_GENERATOR_CODE", "SUMMARIZER_CODE", "DMN_CODE"]
+           "with_generated_line", "code_only", "code_fingerprint", "train_command", "TRAINING_CODE", "POINTER_GENERATOR_CODE", "SUMMARIZER_CODE", "DMN_CODE"]
 
 
 # -- the machine -----------------------------------------------------------------------------------
@@ -61,6 +63,46 @@ SUMMARIZER_CODE = POINTER_GENERATOR_CODE + ["dca_course/models/copynet.py", "dca
                                             "dca_course/recipes/dca.py", "dca_course/data/agents.py"]
 DMN_CODE = TRAINING_CODE + ["dca_course/models/dmn.py", "dca_course/models/dmn_gate.py", "dca_course/models/extensions",
                             "dca_course/models/dmn_eval.py", "dca_course/recipes/dmn.py", "dca_course/data/babi"]
+
+
+# -- the code a kept run ran -----------------------------------------------------------------------
+def code_only(source: str) -> str:
+    """``source``'s syntax tree without its docstrings (a module's, class's or function's first
+    string), as text: equal for two sources exactly when they differ only in comments, docstrings
+    and layout."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def code_fingerprint(paths) -> str:
+    """sha256 (16 hex digits) of every Python file under ``paths`` (repository paths), as code
+    (:func:`code_only`): a script reads a kept training back only under the same fingerprint, so that
+    a table never mixes two versions of the model, while mending a docstring discards nothing."""
+    h = hashlib.sha256()
+    for top in paths:
+        path = ROOT / top
+        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + code_only(f.read_text()).encode() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def train_command(model: str, data: str, settings: dict, seed: int, profile: str = "full") -> str:
+    """The ``python -m dca_course train`` line that trains ``model`` on ``data`` with the knobs
+    ``settings`` ({knob name: value}, each spelled as its flag; a boolean as ``--x`` or ``--no-x``)."""
+    from dca_course.recipes.config import flag_name
+
+    words = []
+    for name, value in settings.items():
+        flag = flag_name(name)
+        words.append(flag if value is True else flag.replace("--", "--no-", 1) if value is False
+                     else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
+    return f"python -m dca_course train {model} --data {data} --profile {profile} --seed {seed} " + " ".join(words)
 
 
 def repo_path(path) -> str:
