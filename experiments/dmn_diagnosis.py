@@ -63,20 +63,36 @@ def _code() -> str:
     return hashlib.sha256((code_fingerprint(DMN_CODE) + own).encode()).hexdigest()[:16]
 
 
+def fail(message: str):
+    """One line on standard error, exit status 2 (the command line's convention)."""
+    print(f"dca-course: error: dmn_diagnosis.py: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def numbers(flag: str, text: str, low: int, high: int | None) -> list[int]:
+    """``2,3`` as [2, 3], each checked to lie in [low, high]."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        fail(f"{flag} {text!r}: give comma-separated whole numbers")
+    bad = [v for v in values if v < low or (high is not None and v > high)]
+    if bad or len(set(values)) != len(values):
+        fail(f"{flag} {text!r}: each from {low}{f' to {high}' if high is not None else ' up'}, each once")
+    return values
+
+
 def settings_for(arm: str) -> dict:
     if arm not in ARMS:
-        raise SystemExit(f"dca-course: error: dmn_diagnosis.py: no arm {arm!r}; the arms are {', '.join(ARMS)}")
+        fail(f"no arm {arm!r}; the arms are {', '.join(ARMS)}")
     return {**BASE_SETTINGS, **ARMS[arm][2]}
 
 
 def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> dict:
     """Train one task on seed ``seed`` with the test dropped, and score the kept model on its
     held-out stories; a finished run under the same settings and code is read back."""
-    done = out / "result.json"
-    if done.is_file():
-        stored = json.loads(done.read_text())
-        if stored.get("settings") == settings and stored.get("code") == CODE:
-            return stored["result"]
+    stored = kept(out, settings)
+    if stored is not None:
+        return stored
     import torch
 
     torch.set_num_threads(1)
@@ -101,7 +117,7 @@ def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> di
                   best_epoch=history.best.get("epoch"), epochs=len(history.epochs), train_seconds=round(seconds, 1),
                   wall_seconds=round(time.perf_counter() - started, 1))
     commit, dirty = COMMIT
-    write_json(done, {"settings": settings, "result": result, "code": CODE, "commit": commit,
+    write_json(out / "result.json", {"settings": settings, "result": result, "code": CODE, "commit": commit,
                       "uncommitted_changes": dirty, "cpu": cpu_name(),
                       "command": train_command("dmn", f"babi:{repo_path(folder)}:{task}", settings, seed)
                       + " (the test split dropped)"})
@@ -109,6 +125,15 @@ def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> di
 
 
 CODE, COMMIT = _code(), git_commit()
+
+
+def kept(out: Path, settings: dict) -> dict | None:
+    """The kept result of a run folder under these settings and this code, else None."""
+    done = out / "result.json"
+    if not done.is_file():
+        return None
+    stored = json.loads(done.read_text())
+    return stored["result"] if stored.get("settings") == settings and stored.get("code") == CODE else None
 
 
 def _job(args):
@@ -176,21 +201,25 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", default="2,3")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--kept-only", action="store_true",
+                        help="train nothing: the table of the runs already kept (an arm and task with every seed)")
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "dmn_diagnosis")
     args = parser.parse_args(argv)
     arms = args.arms.split(",")
-    tasks, seeds = [int(t) for t in args.tasks.split(",")], [int(s) for s in args.seeds.split(",")]
+    tasks, seeds = numbers("--tasks", args.tasks, 1, 20), numbers("--seeds", args.seeds, 0, None)
     if not (Path(args.folder) / "en").is_dir():
-        raise SystemExit(f"dca-course: error: {args.folder}: no bAbI v1.2 folder here (it holds en/)")
+        fail(f"{args.folder}: no bAbI v1.2 folder here (it holds en/)")
     if args.jobs < 1:
-        raise SystemExit(f"dca-course: error: --jobs {args.jobs}: give 1 or more")
+        fail(f"--jobs {args.jobs}: give 1 or more")
     jobs = [(t, args.folder, settings_for(a), args.runs / a / f"task{t:02d}" / f"seed{s}", s)
             for t in tasks for a in arms for s in seeds]
     results = [None] * len(jobs)
     label = lambda j, r: (f"task {j[0]} seed {j[4]} {j[3].parts[-3]}: held-out {100 * r['held_out_accuracy']:.1f}%, "  # noqa: E731
                           f"pass hits {' / '.join(f'{100 * h:.1f}' for h in r['per_pass_hits'])}, "
                           f"{r['epochs']} epochs, {r['train_seconds']:.0f} s")
-    if args.jobs == 1:
+    if args.kept_only:
+        results = [kept(job[3], job[2]) for job in jobs]
+    elif args.jobs == 1:
         for k, job in enumerate(jobs):
             results[k] = diagnose(*job)
             print(label(job, results[k]), file=sys.stderr, flush=True)
@@ -205,8 +234,15 @@ def main(argv=None) -> int:
     runs: dict = {}
     for job, r in zip(jobs, results):
         runs.setdefault(job[3].parts[-3], {}).setdefault(job[0], {})[job[4]] = r
+    # --kept-only: an (arm, task) enters the table when every seed of it is kept
+    runs = {a: {t: by_seed for t, by_seed in by_task.items() if all(by_seed[s] for s in seeds)}
+            for a, by_task in runs.items()}
+    runs = {a: by_task for a, by_task in runs.items() if by_task}
+    results = [r for r in results if r]
+    if not runs:
+        fail(f"no arm has every seed kept under {args.runs}")
     table = summarise(runs, seeds)
-    data = {"arms": {a: {"hypothesis": ARMS[a][0], "change": ARMS[a][1], "settings": ARMS[a][2]} for a in arms},
+    data = {"arms": {a: {"hypothesis": ARMS[a][0], "change": ARMS[a][1], "settings": ARMS[a][2]} for a in runs},
             "base_settings": BASE_SETTINGS, "tasks": tasks, "seeds": seeds, "table": table,
             "train_seconds": round(sum(r["train_seconds"] for r in results), 1), "code": CODE}
     write_report(RESULTS, "dmn_diagnosis", data, markdown(table, seeds), command=command_line(__file__, argv),

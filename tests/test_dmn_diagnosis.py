@@ -1,0 +1,97 @@
+"""``experiments/dmn_diagnosis.py`` (issue 49): each arm is the `dmn` row with one thing changed, a
+diagnosis never reads the test, a kept run is read back, and the paired differences are the
+hand-computed ones."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import load_script
+
+from dca_course.data.babi import TASK_NAMES
+from dca_course.data.babi.format import write_babi
+from dca_course.data.babi.generate import generate_task
+from dca_course.recipes import DMNConfig, DMNRecipe
+from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS
+
+diag = load_script("dmn_diagnosis")
+TINY = dict(epochs=1, emb_size=8, hidden_size=8)
+
+
+def test_each_arm_changes_one_named_thing_of_the_dmn_row():
+    base = diag.settings_for("base")
+    assert base == {**BABI_FIXED, **BABI_ROWS["dmn"], **BABI_CHOSEN["dmn"], "ceiling_patience": 0}
+    fields = set(DMNConfig.__dataclass_fields__)
+    base_config = DMNConfig.from_profile("full", base).to_dict()
+    for arm, (_, _, change) in diag.ARMS.items():
+        settings = diag.settings_for(arm)
+        assert set(settings) <= fields
+        config = DMNConfig.from_profile("full", settings).to_dict()      # every arm is a valid configuration
+        assert {k for k in config if config[k] != base_config[k]} == set(change), arm
+    assert DMNRecipe(DMNConfig.from_profile("full", diag.settings_for("D1"))).gate_loss_form() == "dmn+"
+    assert DMNRecipe(DMNConfig.from_profile("full", base)).gate_loss_form() == "dmn"
+
+
+def test_paired_difference_and_its_standard_error_by_hand():
+    d = diag.paired([0.5, 0.6, 0.7], [0.6, 0.9, 0.7])          # differences 0.1, 0.3, 0.0
+    assert math.isclose(d["mean"], 0.1333, abs_tol=1e-4)
+    sd = math.sqrt(((0.1 - 0.4 / 3) ** 2 + (0.3 - 0.4 / 3) ** 2 + (0.4 / 3) ** 2) / 2)
+    assert math.isclose(d["se"], round(sd / math.sqrt(3), 4), abs_tol=1e-4)
+    assert diag.paired([0.5], [0.6])["se"] is None
+
+
+def _result(acc, hits):
+    return {"held_out_accuracy": acc, "per_pass_hits": hits, "epochs": 3, "train_seconds": 1.0}
+
+
+def test_the_table_pairs_each_arm_with_base_by_seed():
+    runs = {"base": {2: {0: _result(0.5, [0.6, 0.4]), 1: _result(0.6, [0.6, 0.5])}},
+            "D1": {2: {0: _result(0.9, [1.0, 0.8]), 1: _result(0.8, [0.9, 0.9])}}}
+    table = diag.summarise(runs, [0, 1])
+    assert table["base"]["2"]["held_out_accuracy"] == 0.55 and "minus_base" not in table["base"]["2"]
+    d1 = table["D1"]["2"]
+    assert d1["held_out_accuracy"] == 0.85 and d1["per_pass_hits"] == [0.95, 0.85]
+    assert d1["minus_base"]["held_out_accuracy"]["mean"] == 0.3
+    assert [p["mean"] for p in d1["minus_base"]["per_pass_hits"]] == [0.35, 0.4]
+    text = diag.markdown(table, [0, 1])
+    assert "| D1 | the form of gate supervision |" in text and "+30.0 ± 10.0" in text
+    # a cheater: an arm equal to base differs by 0 with standard error 0
+    same = diag.summarise({"base": runs["base"], "D4": runs["base"]}, [0, 1])
+    assert same["D4"]["2"]["minus_base"]["held_out_accuracy"] == {"mean": 0.0, "se": 0.0}
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--tasks", "0"], "--tasks '0': each from 1 to 20"), (["--tasks", "2,x"], "comma-separated whole numbers"),
+    (["--seeds", "-1"], "--seeds '-1'"), (["--seeds", "1,1"], "each once"), (["--arms", "D9"], "no arm 'D9'"),
+    (["--jobs", "0"], "--jobs 0")])
+def test_bad_arguments_get_one_line_before_any_work(tmp_path, capsys, args, says):
+    (tmp_path / "en").mkdir()
+    with pytest.raises(SystemExit) as err:
+        diag.main([str(tmp_path), *args, "--runs", str(tmp_path / "runs")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert err.value.code == 2 and len(lines) == 1 and lines[0].startswith("dca-course: error: ") and says in lines[0]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_diagnosis_never_reads_the_test_and_is_kept(monkeypatch, tmp_path):
+    folder = tmp_path / "babi" / "en"
+    folder.mkdir(parents=True)
+    write_babi(generate_task(1, 60, seed=0), folder / f"{TASK_NAMES[1]}_train.txt")
+    write_babi(generate_task(1, 20, seed=1), folder / f"{TASK_NAMES[1]}_test.txt")
+    import dca_course.registry as registry
+
+    loaded, scored = [], []
+    load = registry.load_data
+    monkeypatch.setattr(registry, "load_data", lambda *a: loaded.append(load(*a)) or loaded[-1])
+    score = DMNRecipe.score
+    monkeypatch.setattr(DMNRecipe, "score", lambda self, model, examples, *a, **k:
+                        scored.append(list(examples)) or score(self, model, examples, *a, **k))
+    settings = dict(diag.settings_for("base"), **TINY)
+    result = diag.diagnose(1, str(folder.parent), settings, tmp_path / "run", 0)
+    test_ids = {id(ex) for ex in loaded[0].test}
+    assert test_ids and scored and not any(id(ex) in test_ids for batch in scored for ex in batch)
+    assert 0.0 <= result["held_out_accuracy"] <= 1.0 and len(result["per_pass_hits"]) == 1
+    assert result["held_out_questions"] > 0
+    # read back, not trained again; other settings train again
+    assert diag.kept(tmp_path / "run", settings) == result
+    assert diag.kept(tmp_path / "run", dict(settings, gate_weight=3.0)) is None
