@@ -5,6 +5,7 @@
     python experiments/cnndm_dca.py cost ../shared/data/cnndm --steps 30    # what one run of each system costs here
     python experiments/cnndm_dca.py run ../shared/data/cnndm --lines 200 50 --seeds 0 --systems pg400 dca3 \\
         --runs runs/cnndm_dca_try                                            # a quick try
+    python experiments/cnndm_dca.py ship ../shared/data/cnndm --system pg400 --seed 0  # data/checkpoints/pg400-cnndm
 
 The data are those of ``experiments/cnndm_real.py``: lines 1-10,000 of ``test.source`` /
 ``test.target.sents.tsv`` (the only split the folder holds) to train on, lines 10,001-11,490 to score,
@@ -40,6 +41,15 @@ took about: pg400 0.5 h, pg800 0.7 h, dca3 1.1 h, dca3-nomsg 0.7 h, dca3-rl 0.25
 dca3-mle-control 0.15 h; the default table (seeds 0-2, without dca3-nomsg) about 8 h one run after another,
 about 4 h with two runs at once.
 
+``ship`` puts a kept run's final weights into the package (``data/checkpoints/NAME/``, default ``SYSTEM-cnndm``,
+which the wheel copies: Colab has them) as the other shipped checkpoints are: ``last.pt`` without the optimizer
+state, its weights in float16 (half the file; ``load_state_dict`` copies them into the float32 parameters), and
+``checkpoint.json`` with the file's size and sha256, how the run was trained (command, settings, commit, code), its
+limits in plain words, and two values computed on the CPU with the float16 weights: the summary of the stored
+example article (``summarise_text``) and ROUGE on the first 50 of the run's test lines (10,001-10,050), which
+``tests/test_shipped_real_news.py`` reproduces.  It ships only a kept run (finished, with this checkout's settings
+and code, as ``report`` reads it) and replaces a folder only with ``--force``, and only a real-news one.
+
 Late words, a real-news analogue of SynthNews' late facts: of a summary's content words (distinct
 words that are neither stopwords nor punctuation), the share the article states only after its first
 400 tokens (absent from tokens 1-400, present in tokens 401 on), and of those late words the share
@@ -52,6 +62,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -647,6 +658,223 @@ def cost_summary(out: dict, n_seeds: int) -> str:
             f"(~{out['table_cpu_seconds_two_at_once'] / 3600:.1f} h if the cores were free).")
 
 
+# -- a kept run shipped with the package ----------------------------------------------------------
+#: The package's checkpoint folders (``dca_course.shipped``: the wheel copies every one of them).
+CHECKPOINTS = ROOT / "data" / "checkpoints"
+#: A real-news checkpoint's ``checkpoint.json`` says ``"trained_on": {"dataset": TRAINED_ON, ...}``.
+TRAINED_ON = "cnndm"
+HELD_OUT = 50                  # held-out articles scored: the first of the run's test lines, never trained on
+ROUGE_SHIPPED = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+#: What the package keeps of a run's ``last.pt`` (``load_run`` needs these; no optimizer state).
+SHIPPED_KEYS = ("model", "recipe", "hparams", "model_config", "vocab", "data", "seed", "epoch", "history")
+WEIGHTS = ("float16: every float32 weight rounded to float16 (half the file); load_state_dict copies them into the "
+           "model's float32 parameters, so the model computes in float32 with the rounded values. No optimizer state.")
+
+
+def limits(n_train: int) -> str:
+    """What a shipped real-news model is, in plain words."""
+    return (f"trained on {n_train:,} CNN/DailyMail articles for minutes at the fast sizes; not comparable with the "
+            "papers")
+
+
+def half_weights(model_state: dict) -> dict:
+    """``model_state`` with every floating-point tensor as float16; a tensor that two entries share (the
+    pointer-generator's one embedding, its encoder's and its decoder's) is cast once and stays shared, so that
+    ``torch.save`` stores it once."""
+    import torch
+
+    cast: dict = {}
+    out = {}
+    for key, t in model_state.items():
+        if not t.is_floating_point():
+            out[key] = t
+            continue
+        view = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
+        if view not in cast:
+            cast[view] = t.detach().to("cpu", torch.float16, copy=True)
+        out[key] = cast[view]
+    return out
+
+
+def distinct_parameters(model_state: dict) -> int:
+    """The numbers a model state holds, a tensor that two entries share counted once."""
+    seen = {(t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.stride()): t.numel()
+            for t in model_state.values()}
+    return sum(seen.values())
+
+
+def saved_bytes(state: dict) -> int:
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return buffer.getbuffer().nbytes
+
+
+def held_out_lines(lines, articles: int = HELD_OUT) -> tuple[int, int]:
+    """The first and last line (1-based, inclusive) of the held-out articles: the first ``articles`` of the
+    run's test lines (lines 10,001-10,050 for the table's runs), so never trained on."""
+    return lines[0] + 1, lines[0] + articles
+
+
+def held_out_examples(folder: Path, first: int, last: int):
+    from dca_course.data.cnndm import load_cnndm
+
+    return load_cnndm(folder, "test", limit=last - first + 1, start=first - 1)
+
+
+def lines_sha(folder: Path, first: int, last: int) -> str:
+    """sha256 (16 hex digits) of lines ``first``-``last`` of the two files ``load_cnndm`` reads."""
+    import itertools
+
+    h = hashlib.sha256()
+    for path in data_files(folder):
+        with open(path, "rb") as f:
+            for line in itertools.islice(f, first - 1, last):
+                h.update(line)
+    return h.hexdigest()[:16]
+
+
+def shipped_values(checkpoint: Path, folder: Path | None = None, first: int | None = None,
+                   last: int | None = None) -> dict:
+    """What ``checkpoint.json`` records of the shipped weights, computed on the CPU with one thread as a test does:
+    the summary of the stored example article (``summarise_text``, the recipe's own search) and, given the data
+    ``folder``, ROUGE on lines ``first``-``last`` (the recipe's evaluation: ``recipe.score``)."""
+    import torch
+
+    from dca_course.recipes import load_run
+    from dca_course.summarise import summarise_text
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        recipe, model, vocab, _ = load_run(checkpoint, "cpu")
+        with torch.no_grad():
+            out = {"example_summary": " ".join(summarise_text(recipe, model, vocab, "", device="cpu").words)}
+            if folder is not None:
+                scores = recipe.score(model, held_out_examples(folder, first, last), vocab, "cpu", "summaries")
+                out["rouge"] = {k: scores[k] for k in ROUGE_SHIPPED}
+    finally:
+        torch.set_num_threads(threads)
+    return out
+
+
+def ship_target(checkpoints: Path, name: str) -> Path:
+    return Path(checkpoints) / name
+
+
+def trained_on_cnndm(folder: Path) -> bool:
+    """Whether ``folder`` holds a checkpoint whose ``checkpoint.json`` says it was trained on CNN/DailyMail."""
+    record = Path(folder) / "checkpoint.json"
+    try:
+        return json.loads(record.read_text(encoding="utf-8")).get("trained_on", {}).get("dataset") == TRAINED_ON
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def ship(folder: Path, system: str, seed: int, lines, runs: Path, name: str, checkpoints: Path,
+         command: str) -> dict:
+    """Write ``checkpoints/NAME/``: the kept run's final weights in float16 with no optimizer state (``last.pt``)
+    and ``checkpoint.json`` (the file's name, size and sha256; how the run was trained; the model's limits; the
+    stored example's summary and ROUGE on the held-out articles, both computed with the float16 weights).
+    The folder is written beside ``checkpoints`` and moved into place whole.  :func:`check` has refused what
+    cannot be shipped."""
+    import shutil
+    import tempfile
+
+    import torch
+
+    from dca_course import summarise
+    from dca_course.recipes import load_run
+    from dca_course.train import load_checkpoint, save_checkpoint
+
+    run = run_folder(runs, system, seed)
+    stored = json.loads((run / "result.json").read_text())
+    state = load_checkpoint(run / "last.pt", map_location="cpu")
+    slim = {k: state[k] for k in SHIPPED_KEYS if k in state}
+    float32_bytes = saved_bytes(slim)
+    slim["model"] = half_weights(state["model"])
+    first, last = held_out_lines(lines)
+    target = ship_target(checkpoints, name)
+    scratch = Path(tempfile.mkdtemp(prefix=f".ship-{name}-", dir=Path(checkpoints).parent))
+    try:
+        work = scratch / name
+        work.mkdir()
+        save_checkpoint(work / "last.pt", slim)
+        _, model, _, _ = load_run(work, "cpu")          # the float16 file read back: float32 parameters
+        for key, value in model.state_dict().items():
+            half = slim["model"][key]
+            if value.is_floating_point() and (value.dtype != torch.float32 or not torch.equal(value, half.float())):
+                fail(f"{key}: the float16 weights did not load back into the float32 parameters")
+        values = shipped_values(work, folder, first, last)
+        weights = (work / "last.pt").read_bytes()
+        commit, dirty = git_commit()
+        init = SYSTEMS[system][1].get("init")
+        article = summarise.example_article()
+        info = {
+            "what": f"{SYSTEMS[system][0]} ({system}, seed {seed}), the real-news table's run"
+                    + (f", from the seed's {init} run" if init else ""),
+            "limits": limits(lines[0]),
+            "command": run_command(folder, system, seed, lines, runs), "shipped_by": command,
+            "trained_on": {"dataset": TRAINED_ON, "data": repo_path(folder), "split": "test",
+                           "train_lines": f"1-{lines[0]}", "articles": lines[0], "cut": [TRAIN_SOURCE, TRAIN_TARGET],
+                           "data_sha": stored["settings"]["data_sha"]},
+            "config": stored["settings"], "hparams": slim["hparams"], "model_config": slim["model_config"],
+            "trained_at_commit": stored.get("commit"), "trained_with_uncommitted_changes":
+                stored.get("uncommitted_changes"), "code": stored.get("code"),
+            "made_at_commit": commit, "made_with_uncommitted_changes": dirty,
+            "machine": {"cpu": stored.get("cpu"), "device": stored["result"].get("device"),
+                        "threads": stored["result"].get("threads")},
+            "train_seconds": stored["result"].get("train_seconds"), "epochs": stored["result"].get("epochs"),
+            "torch": torch.__version__,
+            "weights": WEIGHTS, "parameters": distinct_parameters(state["model"]),
+            "file": {"name": "last.pt", "bytes": len(weights), "sha256": hashlib.sha256(weights).hexdigest()},
+            "float32_bytes": float32_bytes,
+            "run_scores": {"lines": f"{lines[0] + 1}-{sum(lines)}", "weights": "float32, before shipping",
+                           **stored["result"]["scores"]},
+            "example": {"article": f"dca_course/data/{summarise.EXAMPLE_FILE}",
+                        "article_sha256": hashlib.sha256(article.encode()).hexdigest(),
+                        "summary": values["example_summary"],
+                        "how": "summarise_text(recipe, model, vocab, \"\") on the CPU, one thread, with the float16 "
+                               "weights: the recipe's own search"},
+            "held_out": {"split": "test", "first_line": first, "last_line": last, "articles": last - first + 1,
+                         "lines_sha": lines_sha(folder, first, last),
+                         "how": "recipe.score on the CPU, one thread, with the float16 weights (the recipes' "
+                                "evaluation: beam search, ROUGE through dca_course.metrics)",
+                         **values["rouge"]},
+        }
+        write_json(work / "checkpoint.json", info)
+        for path in work.iterdir():                  # as git checks files out (the atomic writes made them 0600)
+            path.chmod(0o644)
+        if target.exists():                          # --force: check() allowed only a real-news checkpoint here
+            shutil.rmtree(target)
+        work.rename(target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return info
+
+
+def run_command(folder: Path, system: str, seed: int, lines, runs: Path) -> str:
+    """The line that trains (system, seed) into ``runs`` (and its start first, for an RL system)."""
+    return (f"python experiments/cnndm_dca.py run {repo_path(folder)} --systems {system} --seeds {seed}"
+            + ("" if list(lines) == [N_TRAIN, N_TEST] else f" --lines {lines[0]} {lines[1]}")
+            + ("" if _same_path(runs, ROOT / "runs" / "cnndm_dca") else f" --runs {repo_path(runs)}"))
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    return Path(os.path.abspath(a)) == Path(os.path.abspath(b))
+
+
+def ship_line(name: str, info: dict) -> str:
+    h = info["held_out"]
+    return (f"{name}: {info['file']['bytes'] / 1e6:.2f} MB in float16 ({info['float32_bytes'] / 1e6:.2f} MB in "
+            f"float32), {info['parameters']:,} parameters; on test lines {h['first_line']:,}-{h['last_line']:,}: "
+            f"R-1 {h['rouge1']:.2f}, R-2 {h['rouge2']:.2f}, R-L {h['rougeL']:.2f}; the example article: "
+            f"{info['example']['summary']}")
+
+
 # -- the command line -----------------------------------------------------------------------------
 class Parser(argparse.ArgumentParser):
     """argparse's parser whose errors are one line, ``dca-course: error: ...``, exit status 2."""
@@ -677,7 +905,7 @@ def count(low: int, high: int | None = None):
 
 def build_parser() -> Parser:
     parser = Parser(prog="cnndm_dca.py", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="what", required=True, metavar="{run,report,cost}")
+    sub = parser.add_subparsers(dest="what", required=True, metavar="{run,report,cost,ship}")
     for name, text in (("run", "train the runs that are missing"), ("report", "write results/cnndm_dca.{json,md}"),
                        ("cost", "time training steps at the full size, and estimate the table's cost")):
         p = sub.add_parser(name, help=text, description=text)
@@ -699,7 +927,75 @@ def build_parser() -> Parser:
             p.add_argument("--steps", type=count(1), default=30, help="training steps timed per system and phase")
             p.add_argument("--rl-steps", type=count(1), default=5, help="RL steps timed (each samples 32 summaries)")
             p.add_argument("--decode-articles", type=count(1), default=64, help="test articles decoded and timed")
+    text = "put a kept run's final weights into the package (data/checkpoints/NAME), in float16"
+    p = sub.add_parser("ship", help=text, description=text)
+    p.add_argument("folder", type=Path, help="the folder the run trained on (its held-out articles are scored)")
+    p.add_argument("--system", required=True, metavar="SYSTEM", help=f"of {', '.join(TRAINED)}")
+    p.add_argument("--seed", type=count(0, 2**32 - 1), default=0, help="the run's seed (default: 0)")
+    p.add_argument("--name", default=None, help=f"the checkpoint's folder (default: SYSTEM-{TRAINED_ON})")
+    p.add_argument("--force", action="store_true", help="replace a real-news checkpoint of that name")
+    p.add_argument("--lines", type=count(1), nargs=2, default=[N_TRAIN, N_TEST], metavar=("TRAIN", "TEST"),
+                   help="the run's --lines (default: 10000 1490)")
+    p.add_argument("--runs", type=Path, default=ROOT / "runs" / "cnndm_dca", help="the run folders")
+    p.add_argument("--checkpoints", type=Path, default=CHECKPOINTS,
+                   help="where NAME/ goes (default: data/checkpoints, which the wheel ships)")
     return parser
+
+
+#: A checkpoint's folder name: what ``checkpoint_folder(NAME)`` is called with.
+CHECKPOINT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+def check_ship(args, have: int) -> None:
+    """``ship``'s arguments and the run it ships, before any work (see :func:`check`)."""
+    system, seed, lines, folder = args.system, args.seed, list(args.lines), args.folder
+    if system not in TRAINED:
+        why = "it trains no model" if system in SYSTEMS else "no such system"
+        fail(f"--system {system}: {why}; the trained systems are {', '.join(TRAINED)}")
+    args.name = args.name if args.name is not None else f"{system}-{TRAINED_ON}"
+    if not CHECKPOINT_NAME.fullmatch(args.name):
+        fail(f"--name {args.name!r}: a checkpoint's name is lower-case letters, digits, '.', '-' and '_', "
+             "starting with a letter or digit")
+    first, last = held_out_lines(lines)
+    if max(sum(lines), last) > have:
+        fail(f"--lines {lines[0]} {lines[1]}: {folder}/test.source has {have:,} lines, not the "
+             f"{max(sum(lines), last):,} that the run and its {HELD_OUT} held-out articles need")
+    if lines != [N_TRAIN, N_TEST] and _same_path(args.checkpoints, CHECKPOINTS):
+        fail(f"a quick try (--lines {lines[0]} {lines[1]}) ships only with --checkpoints DIR: data/checkpoints holds "
+             "the table's models, which the wheel ships")
+    if not Path(args.checkpoints).is_dir():
+        fail(f"--checkpoints {args.checkpoints}: no such folder")
+    run = run_folder(args.runs, system, seed)
+    train = run_command(folder, system, seed, lines, args.runs)
+    if not run.is_dir():
+        fail(f"{repo_path(run)}: no such run ({train} trains it)")
+    if not all((run / f).is_file() for f in ("last.pt", "result.json", "summaries.txt")):
+        fail(f"{repo_path(run)}: the run is not finished (no result.json and summaries.txt beside its last.pt): "
+             f"{train} goes on from its last epoch")
+    stored = json.loads((run / "result.json").read_text())
+    settings = settings_for(system, seed, lines, data_sha(folder, sum(lines)), args.runs)
+    code = code_fingerprint(TRAINING_PATHS)
+    start = SYSTEMS[system][1].get("init")
+    init_weights = (weights_sha(run_folder(args.runs, start, seed))
+                    if start and (run_folder(args.runs, start, seed) / "last.pt").is_file() else None)
+    if kept(run, settings, code, init_weights) is None:
+        if stored.get("settings", {}).get("lines") != lines:
+            fail(f"{repo_path(run)}: a run of --lines {' '.join(map(str, stored.get('settings', {}).get('lines', [])))}"
+                 f", not {lines[0]} {lines[1]}: give its --lines")
+        if stored.get("settings") != settings:
+            fail(f"{repo_path(run)}: trained on other data or with other settings than this script's now: the table "
+                 f"would not read it ({train} trains it again)")
+        if stored.get("code") != code:
+            fail(f"{repo_path(run)}: trained by other library code (fingerprint {stored.get('code')}, this "
+                 f"checkout's {code}): the table would not read it ({train} trains it again)")
+        fail(f"{repo_path(run)}: its start, {start}/seed{seed}, has changed since it trained ({train} trains it again)")
+    target = ship_target(args.checkpoints, args.name)
+    if target.exists():
+        if not args.force:
+            fail(f"{repo_path(target)} exists (--force replaces it)")
+        if not trained_on_cnndm(target):
+            fail(f"{repo_path(target)} holds no real-news checkpoint: --force replaces only one whose checkpoint.json "
+                 f"says it was trained on {TRAINED_ON}; choose another --name")
 
 
 def check(args) -> None:
@@ -709,6 +1005,11 @@ def check(args) -> None:
         fail(f"{folder}: no such folder")
     if not (folder / "test.source").is_file() or not any(f.is_file() for f in data_files(folder)[1:]):
         fail(f"{folder}: no test.source with test.target.sents.tsv or test.target there")
+    from dca_course.data.cnndm import count_lines
+
+    if args.what == "ship":
+        check_ship(args, count_lines(folder / "test.source"))
+        return
     if args.systems is None:
         args.systems = list(SYSTEMS) if args.what == "report" else list(DEFAULT_SYSTEMS)
     unknown = [s for s in args.systems if s not in SYSTEMS]
@@ -717,8 +1018,6 @@ def check(args) -> None:
     args.systems = [s for s in SYSTEMS if s in args.systems]          # the table's order, once each
     if len(set(args.seeds)) != len(args.seeds):
         fail(f"--seeds {' '.join(map(str, args.seeds))}: a seed given twice")
-    from dca_course.data.cnndm import count_lines
-
     have = count_lines(folder / "test.source")
     if sum(args.lines) > have:
         fail(f"--lines {args.lines[0]} {args.lines[1]}: {folder}/test.source has {have:,} lines, not "
@@ -741,6 +1040,11 @@ def main(argv=None) -> int:
     configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     args = build_parser().parse_args(argv)
     check(args)
+    if args.what == "ship":
+        info = ship(args.folder, args.system, args.seed, list(args.lines), args.runs, args.name, args.checkpoints,
+                    command_line(__file__, argv))
+        print(ship_line(args.name, info))
+        return 0
     lines, seeds = tuple(args.lines), sorted(args.seeds)
     if args.what == "run":
         run_all(args.folder, args.systems, seeds, lines, args.runs, args.jobs, args.device, args.threads)

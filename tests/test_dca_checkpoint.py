@@ -23,8 +23,13 @@ def info(name):
     return json.loads((CHECKPOINTS / name / "checkpoint.json").read_text())
 
 
+def trained_on_cnndm(folder) -> bool:
+    """A real-news checkpoint (experiments/cnndm_dca.py ship): tests/test_shipped_real_news.py checks those."""
+    return json.loads((folder / "checkpoint.json").read_text()).get("trained_on", {}).get("dataset") == "cnndm"
+
+
 def test_every_checkpoint_folder_is_listed_here():
-    assert sorted(p.name for p in CHECKPOINTS.iterdir() if p.is_dir()) == sorted(SHIPPED)
+    assert sorted(p.name for p in CHECKPOINTS.iterdir() if p.is_dir() and not trained_on_cnndm(p)) == sorted(SHIPPED)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
