@@ -127,6 +127,69 @@ def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> di
 CODE, COMMIT = _code(), git_commit()
 
 
+# -- where a pass's misses land ------------------------------------------------------------------------
+#: Words that name no person, object or place in bAbI's facts (a fact is "NAME VERB ..."; its second
+#: word, the verb, is left out too).
+FUNCTION_WORDS = frozenset({"to", "the", "up", "there", "back", "down"})
+MISS_KINDS = ("another supporting fact", "same entity, earlier", "same entity, later", "no shared entity")
+
+
+def entities(fact: list[str]) -> set[str]:
+    """The person, object or place words of a bAbI fact: every word but its verb and function words."""
+    return {w for k, w in enumerate(fact) if k != 1 and w not in FUNCTION_WORDS}
+
+
+def miss_kind(story: list[list[str]], supporting: list[int], target: int, picked: int) -> str:
+    """Where a pass that should read fact ``target`` but read ``picked`` went wrong: the fact of another
+    pass (the order of the facts), an older or a newer fact about one of its people, objects or places
+    (when it happened), or a fact about none of them (what it is about)."""
+    if picked in supporting:
+        return MISS_KINDS[0]
+    if entities(story[picked]) & entities(story[target]):
+        return MISS_KINDS[1] if picked < target else MISS_KINDS[2]
+    return MISS_KINDS[3]
+
+
+def misses(out: Path, folder: str, task: int, seed: int) -> list[dict]:
+    """Per pass of a kept run's best weights on its held-out stories: the questions it was trained on,
+    its hits, and its misses by :func:`miss_kind`."""
+    import torch
+
+    from dca_course.data.babi import make_dmn_batch
+    from dca_course.recipes import load_run
+    from dca_course.registry import load_data
+
+    recipe, model, vocab, state = load_run(out, torch.device("cpu"))
+    model.load_state_dict(state["best"]["weights"])
+    model.eval()
+    data = load_data(f"babi:{folder}:{task}", recipe.config.data_profile, seed)
+    _, held_out = recipe.validation_split(data.train, seed)
+    cut = recipe.config.max_facts
+    counts = [dict(questions=0, hits=0, **{k: 0 for k in MISS_KINDS}, target_gate_at_least_half=0,
+                   answered_on_hits=0, answered_on_misses=0) for _ in range(model.passes)]
+    with torch.no_grad():
+        for ex in held_out:
+            answers, gates = model.predict(make_dmn_batch([ex], vocab, max_facts=cut))
+            right = answers[0] == vocab.encode(ex.answer)
+            story = ex.story[-cut:]
+            offset = len(ex.story) - len(story)
+            supporting = [i - offset for i in ex.supporting]
+            for p, target in enumerate(supporting[:model.passes]):
+                if target < 0:
+                    continue
+                picked = int(gates[0, p, :len(story)].argmax())
+                counts[p]["questions"] += 1
+                if picked == target:
+                    counts[p]["hits"] += 1
+                    counts[p]["answered_on_hits"] += right
+                else:
+                    counts[p][miss_kind(story, supporting, target, picked)] += 1
+                    counts[p]["answered_on_misses"] += right
+                    # a sigmoid gate can open on several facts: the missed one may be open too
+                    counts[p]["target_gate_at_least_half"] += bool(gates[0, p, target] >= 0.5)
+    return counts
+
+
 def kept(out: Path, settings: dict) -> dict | None:
     """The kept result of a run folder under these settings and this code, else None."""
     done = out / "result.json"
@@ -188,6 +251,24 @@ def markdown(table: dict, seeds: list[int]) -> str:
                          f"{' / '.join(pct(h) for h in row['per_pass_hits'])} | {diff(d['held_out_accuracy']) if d else '-'} | "
                          f"{' / '.join(diff(x) for x in d['per_pass_hits']) if d else '-'} | "
                          f"{', '.join(pct(r['held_out_accuracy']) for r in row['per_seed'].values())} |")
+    lines += ["", "## Where each pass's misses land (held-out questions, summed over the seeds)", "",
+              "A miss is a pass whose top gate is not its supporting fact. *Same entity* facts share a person, "
+              "object or place with the right one (every word but the verb and function words); *earlier* ones "
+              "come before it in the story. The DMN's sigmoid gates can open on several facts: *target gate "
+              ">= 0.5* counts the misses whose right fact's gate is open too. *Answered* is the answer's "
+              "accuracy on the questions where the pass hit or missed.", "",
+              f"| arm | task | pass | questions | hits | {' | '.join(MISS_KINDS)} | target gate >= 0.5 | "
+              "answered on hits % | answered on misses % |",
+              "|---|---|---|---|---|" + "---|" * len(MISS_KINDS) + "---|---|---|"]
+    share = lambda a, b: f"{100 * a / b:.0f}" if b else "-"                          # noqa: E731
+    for arm, by_task in table.items():
+        for task, row in by_task.items():
+            for p, c in enumerate(row.get("misses", [])):
+                missed = c["questions"] - c["hits"]
+                lines.append(f"| {arm} | {task} | {p + 1} | {c['questions']} | {c['hits']} | "
+                             + " | ".join(str(c[k]) for k in MISS_KINDS)
+                             + f" | {c['target_gate_at_least_half']} | {share(c['answered_on_hits'], c['hits'])} | "
+                             f"{share(c['answered_on_misses'], missed)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -242,6 +323,12 @@ def main(argv=None) -> int:
     if not runs:
         fail(f"no arm has every seed kept under {args.runs}")
     table = summarise(runs, seeds)
+    for arm, by_task in table.items():          # where the misses land, summed over the seeds
+        for task, row in by_task.items():
+            per_seed = [misses(args.runs / arm / f"task{int(task):02d}" / f"seed{s}", args.folder, int(task), s)
+                        for s in seeds]
+            row["misses"] = [{k: sum(c[p][k] for c in per_seed) for k in per_seed[0][p]}
+                             for p in range(len(per_seed[0]))]
     data = {"arms": {a: {"hypothesis": ARMS[a][0], "change": ARMS[a][1], "settings": ARMS[a][2]} for a in runs},
             "base_settings": BASE_SETTINGS, "tasks": tasks, "seeds": seeds, "table": table,
             "train_seconds": round(sum(r["train_seconds"] for r in results), 1), "code": CODE}

@@ -95,3 +95,17 @@ def test_a_diagnosis_never_reads_the_test_and_is_kept(monkeypatch, tmp_path):
     # read back, not trained again; other settings train again
     assert diag.kept(tmp_path / "run", settings) == result
     assert diag.kept(tmp_path / "run", dict(settings, gate_weight=3.0)) is None
+
+
+def test_a_miss_is_told_by_what_the_picked_fact_shares_with_the_right_one():
+    story = [["mary", "got", "the", "football", "there"], ["john", "went", "to", "the", "garden"],
+             ["mary", "went", "back", "to", "the", "kitchen"], ["mary", "left", "the", "football"],
+             ["sandra", "moved", "to", "the", "office"], ["mary", "travelled", "to", "the", "hallway"]]
+    supporting = [3, 2]
+    assert diag.entities(story[2]) == {"mary", "kitchen"}                   # not the verb, not "back to the"
+    assert diag.miss_kind(story, supporting, 3, 2) == "another supporting fact"
+    assert diag.miss_kind(story, supporting, 3, 0) == "same entity, earlier"    # an older fact about the ball
+    assert diag.miss_kind(story, supporting, 2, 5) == "same entity, later"      # a newer move of mary's
+    assert diag.miss_kind(story, supporting, 3, 4) == "no shared entity"
+    # the verbs alone are not an entity: "went" is shared by facts 1 and 2
+    assert diag.miss_kind(story, [2], 2, 1) == "no shared entity"
