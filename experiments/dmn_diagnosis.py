@@ -44,6 +44,10 @@ ARMS = {
            "cross-entropy per fact; the sigmoid gates stay in the forward pass", {"gate_loss": "softmax"}),
     "D2-3": ("the weight of gate supervision", "gate loss weight 3 in place of 1", {"gate_weight": 3.0}),
     "D2-0.3": ("the weight of gate supervision", "gate loss weight 0.3 in place of 1", {"gate_weight": 0.3}),
+    "T": ("the input module: can a fact's state tell the gate when it happened?",
+          "the course's time features appended to the gate's z (how recent each fact is, and how far before "
+          "or after the fact the previous pass read; in neither paper): a probe, not a candidate for the row",
+          {"time_features": True}),
     "D4": ("the gate network's features and their scale",
            "DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|] in place of Kumar et al.'s nine parts",
            {"gate_features": "dmn+"}),
