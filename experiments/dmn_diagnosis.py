@@ -236,6 +236,13 @@ def summarise(runs: dict, seeds: list[int]) -> dict:
     return table
 
 
+def beyond(d: dict) -> str:
+    """The course's rule for "A beats B": the paired mean beyond two standard errors."""
+    if d["se"] is None:
+        return "-"
+    return "yes" if abs(d["mean"]) > 2 * d["se"] else "no: not distinguishable"
+
+
 def markdown(table: dict, seeds: list[int]) -> str:
     pct = lambda x: f"{100 * x:.1f}"                                               # noqa: E731
     diff = lambda d: f"{100 * d['mean']:+.1f} ± {100 * d['se']:.1f}" if d["se"] is not None else "-"  # noqa: E731
@@ -243,16 +250,17 @@ def markdown(table: dict, seeds: list[int]) -> str:
              f"Seeds {', '.join(map(str, seeds))}. Each arm changes one thing in the `dmn` row "
              "(results/dmn_paper_details.md names the hypotheses). Held-out stories only: the test was never "
              "read. A pass hits when its top gate is its supporting fact. Differences are the arm minus "
-             "`base`, paired by seed, ± one standard error.", "",
+             "`base`, paired by seed, ± one standard error; a difference counts when it lies beyond two.", "",
              "| arm | hypothesis | change | task | held-out accuracy % | per pass hits % | accuracy minus base | "
-             "pass hits minus base | per seed accuracy % |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "beyond two standard errors? | pass hits minus base | per seed accuracy % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for arm, by_task in table.items():
         hypothesis, change, _ = ARMS[arm]
         for task, row in by_task.items():
             d = row.get("minus_base")
             lines.append(f"| {arm} | {hypothesis} | {change} | {task} | {pct(row['held_out_accuracy'])} | "
                          f"{' / '.join(pct(h) for h in row['per_pass_hits'])} | {diff(d['held_out_accuracy']) if d else '-'} | "
+                         f"{beyond(d['held_out_accuracy']) if d else '-'} | "
                          f"{' / '.join(diff(x) for x in d['per_pass_hits']) if d else '-'} | "
                          f"{', '.join(pct(r['held_out_accuracy']) for r in row['per_seed'].values())} |")
     lines += ["", "## Where each pass's misses land (held-out questions, summed over the seeds)", "",

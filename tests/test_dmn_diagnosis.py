@@ -109,3 +109,10 @@ def test_a_miss_is_told_by_what_the_picked_fact_shares_with_the_right_one():
     assert diag.miss_kind(story, supporting, 3, 4) == "no shared entity"
     # the verbs alone are not an entity: "went" is shared by facts 1 and 2
     assert diag.miss_kind(story, [2], 2, 1) == "no shared entity"
+
+
+def test_a_difference_counts_only_beyond_two_standard_errors():
+    assert diag.beyond({"mean": 0.170, "se": 0.089}) == "no: not distinguishable"      # 17.0 < 2 x 8.9
+    assert diag.beyond({"mean": 0.227, "se": 0.022}) == "yes"
+    assert diag.beyond({"mean": -0.227, "se": 0.022}) == "yes"                          # worse counts too
+    assert diag.beyond({"mean": 0.1, "se": None}) == "-"                                # one seed: no verdict
