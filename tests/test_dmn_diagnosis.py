@@ -3,7 +3,9 @@ diagnosis never reads the test, a kept run is read back, and the paired differen
 hand-computed ones."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 from conftest import load_script
@@ -116,3 +118,70 @@ def test_a_difference_counts_only_beyond_two_standard_errors():
     assert diag.beyond({"mean": 0.227, "se": 0.022}) == "yes"
     assert diag.beyond({"mean": -0.227, "se": 0.022}) == "yes"                          # worse counts too
     assert diag.beyond({"mean": 0.1, "se": None}) == "-"                                # one seed: no verdict
+
+
+# -- results/dmn_diagnosis_notes.md quotes results/dmn_diagnosis.json -----------------------------------------
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def _stored():
+    return json.loads((RESULTS / "dmn_diagnosis.json").read_text())["table"]
+
+
+def _pp(x):
+    return f"{100 * x:.1f}"
+
+
+def _diff(arm, task, key="held_out_accuracy", p=None):
+    d = _stored()[arm][task]["minus_base"][key]
+    d = d if p is None else d[p]
+    return [_pp(d["mean"]), _pp(d["se"])]
+
+
+def _miss(arm, task, p, key):
+    return _stored()[arm][task]["misses"][p][key]
+
+
+def _answered(arm, task, p, on):
+    m = _stored()[arm][task]["misses"][p]
+    n = m["hits"] if on == "hits" else m["questions"] - m["hits"]
+    return f"{100 * m[f'answered_on_{on}'] / n:.0f}"
+
+
+NOTES_QUOTES = [
+    ("first pass missed its fact in {} held-out questions. All {} misses read an earlier fact",
+     lambda: [str(300 - _miss("base", "2", 0, "hits"))] * 2 if _miss("base", "2", 0, "same entity, earlier")
+     == 300 - _miss("base", "2", 0, "hits") else ["?", "?"]),
+    ("the first pass missed {} times, and all {} misses",
+     lambda: [str(300 - _miss("base", "3", 0, "hits"))] * 2 if _miss("base", "3", 0, "same entity, earlier")
+     == 300 - _miss("base", "3", 0, "hits") else ["?", "?"]),
+    ("first-pass hits rise by {} ± {} points and held-out accuracy by {} ± {} points",
+     lambda: _diff("T", "2", "per_pass_hits", 0) + _diff("T", "2")),
+    ("On task\n  2, first-pass hits rise by {} ± {} points", lambda: _diff("D1", "2", "per_pass_hits", 0)),
+    ("Held-out accuracy on task 2 rises by {} ± {} points", lambda: _diff("D1", "2")),
+    ("Task 2's held-out accuracy moves\n  by {} ± {} points", lambda: _diff("D4", "2")),
+    ("the answer is right in {}% of the questions whose second pass finds its fact, against {}% when it\n  misses",
+     lambda: [_answered("base", "2", 1, "hits"), _answered("base", "2", 1, "misses")]),
+    ("Whether the first pass hits matters little: {}% against {}%",
+     lambda: [_answered("base", "2", 0, "hits"), _answered("base", "2", 0, "misses")]),
+    ("{}% right when it hits, {}% when it misses. It hits in {}% of the questions",
+     lambda: [_answered("base", "3", 2, "hits"), _answered("base", "3", 2, "misses"),
+              _pp(_stored()["base"]["3"]["per_pass_hits"][2])]),
+    ("{}% held out with D1, {}% with the probe", lambda: [_pp(_stored()["D1"]["2"]["held_out_accuracy"]),
+                                                      _pp(_stored()["T"]["2"]["held_out_accuracy"])]),
+]
+
+
+@pytest.mark.parametrize("template, values", NOTES_QUOTES, ids=[q[0][:40] for q in NOTES_QUOTES])
+def test_the_notes_quote_the_stored_diagnosis(template, values):
+    notes = (RESULTS / "dmn_diagnosis_notes.md").read_text()
+    assert template.format(*values()) in notes
+
+
+def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule():
+    notes = (RESULTS / "dmn_diagnosis_notes.md").read_text()
+    table = _stored()
+    assert diag.beyond(table["D1"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
+    assert diag.beyond(table["D4"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
+    assert diag.beyond(table["T"]["2"]["minus_base"]["held_out_accuracy"]) == "yes"
+    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 2
