@@ -256,6 +256,7 @@ def markdown(table: dict, seeds: list[int]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for arm, by_task in table.items():
         hypothesis, change, _ = ARMS[arm]
+        change = change.replace("|", "\\|")          # |c-q| inside a table cell
         for task, row in by_task.items():
             d = row.get("minus_base")
             lines.append(f"| {arm} | {hypothesis} | {change} | {task} | {pct(row['held_out_accuracy'])} | "

@@ -159,6 +159,9 @@ NOTES_QUOTES = [
      lambda: _diff("T", "2", "per_pass_hits", 0) + _diff("T", "2")),
     ("On task\n  2, first-pass hits rise by {} ± {} points", lambda: _diff("D1", "2", "per_pass_hits", 0)),
     ("Held-out accuracy on task 2 rises by {} ± {} points", lambda: _diff("D1", "2")),
+    ("On task 3 its held-out accuracy moves by {} ± {} points", lambda: _diff("D1", "3")),
+    ("On task 3 the probe raises held-out accuracy by {} ± {} points, and third-pass hits by {} ± {} points",
+     lambda: _diff("T", "3") + _diff("T", "3", "per_pass_hits", 2)),
     ("Task 2's held-out accuracy moves\n  by {} ± {} points", lambda: _diff("D4", "2")),
     ("the answer is right in {}% of the questions whose second pass finds its fact, against {}% when it\n  misses",
      lambda: [_answered("base", "2", 1, "hits"), _answered("base", "2", 1, "misses")]),
@@ -183,5 +186,7 @@ def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule()
     table = _stored()
     assert diag.beyond(table["D1"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
     assert diag.beyond(table["D4"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
+    assert diag.beyond(table["D1"]["3"]["minus_base"]["held_out_accuracy"]).startswith("no")
     assert diag.beyond(table["T"]["2"]["minus_base"]["held_out_accuracy"]) == "yes"
-    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 2
+    assert diag.beyond(table["T"]["3"]["minus_base"]["held_out_accuracy"]) == "yes"
+    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 3
