@@ -69,8 +69,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, code_fingerprint, command_line, cpu_name,  # noqa: E402
+from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, code_fingerprint, command_line, cpu_model, cpu_name,  # noqa: E402
                               git_commit, repo_path, write_json, write_lines, write_report)
+
+from dca_course.__main__ import whole_number  # noqa: E402  (the command line's range-checked whole numbers)
 
 N_TRAIN, N_TEST = 10_000, 1_490
 SEEDS = (0, 1, 2)
@@ -532,17 +534,6 @@ def markdown(data: dict, names, seeds) -> str:
 
 
 # -- what a run costs -----------------------------------------------------------------------------
-def processor() -> str:
-    """The processor's model name (``/proc/cpuinfo``), else the architecture."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return cpu_name()
-
-
 def steps_per_run(system: str, n_train: int) -> list[tuple[str, int]]:
     """[(phase, training steps)] of one run of ``system`` on ``n_train`` articles."""
     c = make_config(system, Path("unused"))
@@ -598,7 +589,7 @@ def cost(folder: Path, systems, lines, steps: int, rl_steps: int, decode_article
     out = json.loads(kept_file.read_text()) if kept_file.is_file() else {}
     if out.get("lines") != list(lines):
         out = {"lines": list(lines), "systems": {}}
-    out.update(machine={"cpu": processor(), "cores": os.cpu_count(), "threads": 1}, load_seconds=round(load_seconds, 1))
+    out.update(machine={"cpu": cpu_model(), "cores": os.cpu_count(), "threads": 1}, load_seconds=round(load_seconds, 1))
     for system in systems:
         if system == "lead3":
             continue
@@ -888,21 +879,6 @@ def fail(message: str):
     raise SystemExit(2)
 
 
-def count(low: int, high: int | None = None):
-    """An argparse ``type``: a whole number from ``low`` (to ``high``), refused in one line otherwise."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < low or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number {bounds}")
-        return value
-    parse.__name__ = "a whole number"
-    return parse
-
-
 def build_parser() -> Parser:
     parser = Parser(prog="cnndm_dca.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True, metavar="{run,report,cost,ship}")
@@ -913,28 +889,28 @@ def build_parser() -> Parser:
         p.add_argument("--systems", nargs="+", default=None, metavar="SYSTEM",
                        help=f"of {', '.join(SYSTEMS)} (default: "
                             f"{'all' if name == 'report' else ' '.join(DEFAULT_SYSTEMS)})")
-        p.add_argument("--seeds", type=count(0, 2**32 - 1), nargs="+", default=list(SEEDS), help="default: 0 1 2")
-        p.add_argument("--lines", type=count(1), nargs=2, default=[N_TRAIN, N_TEST], metavar=("TRAIN", "TEST"),
+        p.add_argument("--seeds", type=whole_number(0, 2**32 - 1), nargs="+", default=list(SEEDS), help="default: 0 1 2")
+        p.add_argument("--lines", type=whole_number(1), nargs=2, default=[N_TRAIN, N_TEST], metavar=("TRAIN", "TEST"),
                        help="articles to train on and to score (default: 10000 1490; fewer for a quick try)")
         p.add_argument("--runs", type=Path, default=ROOT / "runs" / "cnndm_dca", help="the run folders")
         if name == "run":
-            p.add_argument("--jobs", type=count(1), default=1, help="runs at once, one process each")
+            p.add_argument("--jobs", type=whole_number(1), default=1, help="runs at once, one process each")
             p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
-            p.add_argument("--threads", type=count(1), default=1, help="torch threads per run")
+            p.add_argument("--threads", type=whole_number(1), default=1, help="torch threads per run")
         if name == "report":
             p.add_argument("--out", type=Path, default=RESULTS, help="where cnndm_dca.{json,md} go")
         if name == "cost":
-            p.add_argument("--steps", type=count(1), default=30, help="training steps timed per system and phase")
-            p.add_argument("--rl-steps", type=count(1), default=5, help="RL steps timed (each samples 32 summaries)")
-            p.add_argument("--decode-articles", type=count(1), default=64, help="test articles decoded and timed")
+            p.add_argument("--steps", type=whole_number(1), default=30, help="training steps timed per system and phase")
+            p.add_argument("--rl-steps", type=whole_number(1), default=5, help="RL steps timed (each samples 32 summaries)")
+            p.add_argument("--decode-articles", type=whole_number(1), default=64, help="test articles decoded and timed")
     text = "put a kept run's final weights into the package (data/checkpoints/NAME), in float16"
     p = sub.add_parser("ship", help=text, description=text)
     p.add_argument("folder", type=Path, help="the folder the run trained on (its held-out articles are scored)")
     p.add_argument("--system", required=True, metavar="SYSTEM", help=f"of {', '.join(TRAINED)}")
-    p.add_argument("--seed", type=count(0, 2**32 - 1), default=0, help="the run's seed (default: 0)")
+    p.add_argument("--seed", type=whole_number(0, 2**32 - 1), default=0, help="the run's seed (default: 0)")
     p.add_argument("--name", default=None, help=f"the checkpoint's folder (default: SYSTEM-{TRAINED_ON})")
     p.add_argument("--force", action="store_true", help="replace a real-news checkpoint of that name")
-    p.add_argument("--lines", type=count(1), nargs=2, default=[N_TRAIN, N_TEST], metavar=("TRAIN", "TEST"),
+    p.add_argument("--lines", type=whole_number(1), nargs=2, default=[N_TRAIN, N_TEST], metavar=("TRAIN", "TEST"),
                    help="the run's --lines (default: 10000 1490)")
     p.add_argument("--runs", type=Path, default=ROOT / "runs" / "cnndm_dca", help="the run folders")
     p.add_argument("--checkpoints", type=Path, default=CHECKPOINTS,

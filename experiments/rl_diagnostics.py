@@ -46,7 +46,7 @@ import sys
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from tools.provenance import SUMMARIZER_CODE, command_line, cpu_name, write_result_json  # noqa: E402
+from tools.provenance import SUMMARIZER_CODE, command_line, cpu_model, write_result_json  # noqa: E402
 
 from dca_course import seed_everything
 from dca_course.decoding import greedy
@@ -342,21 +342,11 @@ def main(argv=None) -> None:
     print()
     print(table(results))
     if args.out:
-        meta = {"init": str(args.init), "data": state["data"], "machine": _cpu(), "torch": torch.__version__,
+        meta = {"init": str(args.init), "data": state["data"], "machine": cpu_model(), "torch": torch.__version__,
                 "threads": torch.get_num_threads(), "python": platform.python_version()}
         write_result_json(args.out, {"meta": meta, "results": results}, command=command_line(__file__, argv),
                           config=vars(args), measures=["experiments/rl_diagnostics.py", *SUMMARIZER_CODE])
         print(f"wrote {args.out}")
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return cpu_name()
 
 
 if __name__ == "__main__":

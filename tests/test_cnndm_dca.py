@@ -87,15 +87,15 @@ def tiny(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["run", "{missing}"], "no such folder"),
     (["run", "{empty}"], "no test.source"),
-    (["run", "{tiny}", "--lines", "0", "5"], "'0' is not a whole number of at least 1"),
+    (["run", "{tiny}", "--lines", "0", "5"], "'0' is not a whole number at least 1"),
     (["run", "{tiny}", "--lines", "8", "5"], "has 10 lines, not 13"),
     (["run", "{tiny}", "--lines", "8", "x"], "'x' is not a whole number"),
     (["run", "{tiny}", "--systems", "pg400", "dca9"], "--systems dca9: no such system"),
     (["run", "{tiny}", "--seeds", "1", "1"], "a seed given twice"),
     (["run", "{tiny}", "--seeds", "-1"], "'-1' is not a whole number"),
-    (["run", "{tiny}", "--jobs", "0"], "'0' is not a whole number of at least 1"),
+    (["run", "{tiny}", "--jobs", "0"], "'0' is not a whole number at least 1"),
     (["run", "{tiny}", "--lines", "5", "5", "--device", "nonsense"], "--device nonsense"),
-    (["cost", "{tiny}", "--steps", "0"], "'0' is not a whole number of at least 1"),
+    (["cost", "{tiny}", "--steps", "0"], "'0' is not a whole number at least 1"),
     (["report", "{tiny}", "--lines", "5", "5"], "writes its report only with --out DIR"),
     (["train", "{tiny}"], "invalid choice"),
 ])

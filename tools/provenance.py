@@ -31,7 +31,7 @@ import torch  # noqa: E402
 
 from dca_course.io import write_json, write_lines, write_text  # noqa: E402  (re-exported for the scripts)
 
-__all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "machine_speed", "write_json", "write_lines", "write_text",
+__all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "cpu_model", "machine_speed", "write_json", "write_lines", "write_text",
            "write_report", "write_result_json", "provenance", "command_line", "machine", "generated_by",
            "with_generated_line", "code_only", "code_fingerprint", "train_command", "TRAINING_CODE", "POINTER_GENERATOR_CODE", "SUMMARIZER_CODE", "DMN_CODE"]
 
@@ -40,6 +40,18 @@ __all__ = ["ROOT", "RESULTS", "repo_path", "cpu_name", "machine_speed", "write_j
 def cpu_name() -> str:
     """The processor's name where the system gives one (often empty on Linux), else the architecture."""
     return platform.processor() or platform.machine()
+
+
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``'s "model name", e.g. "AMD EPYC 9B14"), else
+    :func:`cpu_name`: what a statement of time names beside the figure."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return cpu_name()
 
 
 def machine_speed() -> float | None:
