@@ -51,7 +51,16 @@ ARMS = {
     "D4": ("the gate network's features and their scale",
            "DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|] in place of Kumar et al.'s nine parts",
            {"gate_features": "dmn+"}),
+    "D3": ("the question module sharing the input GRU",
+           "a question GRU with weights of its own (the word embeddings stay shared)", {"question_module": "own"}),
+    "D7": ("initialisation", "Xiong et al.'s: every weight matrix Xavier-uniform (a GRU's per gate), biases 0, the "
+           "embeddings as they are", {"dmn_init": "xavier"}),
+    "D8": ("the number of passes", "one pass more than the supporting facts, not supervised; the answer reads the "
+           "last memory", {"extra_passes": 1}),
 }
+#: Each open choice again on top of D1's form of gate supervision: does it add to D1?
+ARMS.update({f"D1+{arm}": (f"{ARMS[arm][0]}, with D1", f"{ARMS[arm][1]}; and D1's gate loss",
+                           {**ARMS["D1"][2], **ARMS[arm][2]}) for arm in ("D2-3", "D3", "D7", "D8")})
 ROW = "dmn"
 #: Like the protocol's selection (``babi_rows.SELECT_ONLY``): stop at the epoch the held-out accuracy
 #: first reaches 100%, which the kept weights' figures cannot pass.
@@ -129,6 +138,15 @@ def diagnose(task: int, folder: str, settings: dict, out: Path, seed: int) -> di
 
 
 CODE, COMMIT = _code(), git_commit()
+#: Earlier fingerprints whose kept runs train exactly as this code does at their settings, each with the
+#: check that showed it: a change that only adds knobs whose defaults leave the model and its training
+#: as they were keeps the runs already paid for.  The check trains the same run under both commits and
+#: compares the weights bit for bit.
+SAME_TRAINING = {
+    "d1ce0e52a2826f1f": "e747435; the knobs question_module, dmn_init and extra_passes added, defaults unchanged: "
+                        "the base arm on task 2, seed 0, 3 epochs, under e747435 and under the commit adding them: "
+                        "the same weights (sha256 9d0c9510d3a7a67c both), held-out 0.19 at every epoch",
+}
 
 
 # -- where a pass's misses land ------------------------------------------------------------------------
@@ -200,7 +218,8 @@ def kept(out: Path, settings: dict) -> dict | None:
     if not done.is_file():
         return None
     stored = json.loads(done.read_text())
-    return stored["result"] if stored.get("settings") == settings and stored.get("code") == CODE else None
+    same_code = stored.get("code") == CODE or stored.get("code") in SAME_TRAINING
+    return stored["result"] if stored.get("settings") == settings and same_code else None
 
 
 def _job(args):

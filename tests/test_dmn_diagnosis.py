@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,16 @@ def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule()
     assert diag.beyond(table["T"]["2"]["minus_base"]["held_out_accuracy"]) == "yes"
     assert diag.beyond(table["T"]["3"]["minus_base"]["held_out_accuracy"]) == "yes"
     assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 3
+
+
+def test_a_kept_run_is_read_back_under_its_own_code_or_a_checked_same_training_only(tmp_path):
+    settings = diag.settings_for("base")
+    run = tmp_path / "run"
+    run.mkdir()
+    result = {"held_out_accuracy": 0.5}
+    for code, readable in ((diag.CODE, True), (next(iter(diag.SAME_TRAINING)), True), ("0" * 16, False)):
+        (run / "result.json").write_text(json.dumps({"settings": settings, "code": code, "result": result}))
+        assert (diag.kept(run, settings) == result) is readable, code
+    for fingerprint, check in diag.SAME_TRAINING.items():      # each names the commit and what was compared
+        assert len(fingerprint) == 16 and fingerprint != diag.CODE
+        assert re.match(r"[0-9a-f]{7}\b", check) and "same weights" in check

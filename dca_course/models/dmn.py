@@ -334,6 +334,26 @@ class DMN(nn.Module):
         return answers, out["gates"]
 
 
+def xavier_init(model: nn.Module) -> nn.Module:
+    """Xiong et al.'s initialisation (section 6.2), a choice Kumar et al. leave open: every weight
+    matrix Xavier-uniform (a GRU's per gate, so each gate's block gets its own fan-in and fan-out),
+    every bias 0, and the word embeddings as they are (Xiong et al.'s U[-sqrt 3, sqrt 3] has the
+    variance of PyTorch's N(0, 1))."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            leaf = name.rsplit(".", 1)[-1]
+            if name.startswith("embedding."):
+                continue
+            if leaf.startswith("bias"):
+                p.zero_()
+            elif leaf.startswith(("weight_ih", "weight_hh")):
+                for block in p.chunk(3, 0):                        # the reset, update and candidate gates
+                    nn.init.xavier_uniform_(block)
+            elif p.dim() == 2:
+                nn.init.xavier_uniform_(p)
+    return model
+
+
 def dmn_loss(model: nn.Module, batch: DMNBatch, *, gate_supervision: bool = True,
              gate_weight: float = 1.0, variant: str | None = None) -> tuple[torch.Tensor, dict]:
     """Answer cross-entropy (+ ``gate_weight`` x :func:`gate_supervision_loss`); calls ``model(batch)``.

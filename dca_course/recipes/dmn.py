@@ -15,9 +15,10 @@ from ..data import babi
 from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
 from ..data.babi import babi_vocab, length_buckets, make_dmn_batch, story_ids
-from ..models.dmn import DMN, dmn_loss
+from ..models.dmn import DMN, dmn_loss, xavier_init
 from ..models.dmn_eval import answer_mode_for, evaluate_dmn
-from ..models.extensions import ExtendedDMN, InterveningFacts, SentenceEpisodes, TimeFeatures, WordMatch
+from ..models.extensions import (ExtendedDMN, InterveningFacts, OwnQuestionGRU, SentenceEpisodes, TimeFeatures,
+                                 WordMatch)
 from ..train import BestEpoch, dist_info, save_checkpoint, unwrap
 from .base import Recipe
 from .config import RecipeConfig, knob
@@ -67,6 +68,9 @@ class DMNConfig(RecipeConfig):
                               "question, at most --max-passes", flags=("--passes",), metavar="N")
     max_passes: int = knob(3, "with --passes 0: at most this many passes (bAbI tasks 7 and 8 have questions "
                               "with up to 8 supporting facts)", metavar="N")
+    extra_passes: int = knob(0, "with --passes 0: this many passes more than the supporting facts, not supervised "
+                                "(Kumar et al. stop at a learned end-of-passes fact; the count is left open)",
+                             metavar="N")
     input_module: str = knob("gru", "a GRU over the story's words (Kumar et al.) or DMN+'s positional encoding "
                                     "+ bidirectional fusion GRU", flags=("--dmn-input",), choices=("gru", "fusion"))
     memory_update: str = knob("gru", "m^i = GRU(e^i, m^{i-1}) (Kumar et al.) or ReLU(W^i [m^{i-1}; e^i; q] + b^i), a layer per pass (DMN+)",
@@ -85,6 +89,11 @@ class DMNConfig(RecipeConfig):
     gate_features: str = knob("dmn", "the gate's features: Kumar et al.'s nine parts [c, m, q, c*q, c*m, |c-q|, "
                                      "|c-m|, cWq, cWm] or DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|]",
                               choices=("dmn", "dmn+"))
+    question_module: str = knob("shared", "the question GRU: the input GRU's weights (shared) or its own (own); the "
+                                          "word embeddings are shared either way", flags=("--dmn-question",),
+                                choices=("shared", "own"))
+    dmn_init: str = knob("pytorch", "initial weights: PyTorch's defaults, or xavier (Xiong et al.: every weight matrix "
+                                    "Xavier-uniform, biases 0, embeddings unchanged)", choices=("pytorch", "xavier"))
     gate_supervision: bool = knob(True, "add the cross-entropy of the gates against the supporting facts")
     gate_weight: float = knob(1.0, "weight of the gate supervision loss")
     gate_loss: str = knob("auto", "the gate supervision's form: bce, a binary cross-entropy of each fact's gate "
@@ -177,9 +186,10 @@ class DMNRecipe(Recipe):
         c = self.config
         extensions = self.extensions()
         cls, more = (ExtendedDMN, dict(extensions=extensions)) if extensions else (DMN, {})
-        return cls(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
-                   variant=c.dmn_variant, answer=answer, input_module=c.input_module,
-                   memory_update=c.memory_update, gate_features=c.gate_features, dropout=c.dropout, **more)
+        model = cls(len(vocab), c.emb_size, c.hidden_size, passes=passes or c.dmn_passes or 3,
+                    variant=c.dmn_variant, answer=answer, input_module=c.input_module,
+                    memory_update=c.memory_update, gate_features=c.gate_features, dropout=c.dropout, **more)
+        return xavier_init(model) if c.dmn_init == "xavier" else model
 
     def extensions(self) -> list:
         """The course's additions the knobs ask for (:mod:`dca_course.models.extensions`)."""
@@ -187,14 +197,17 @@ class DMNRecipe(Recipe):
         return ([TimeFeatures()] if c.time_features else []) + \
             ([SentenceEpisodes()] if c.episode_reads == "sentences" else []) + \
             ([WordMatch()] if c.word_match else []) + \
-            ([InterveningFacts()] if c.intervening_facts else [])
+            ([InterveningFacts()] if c.intervening_facts else []) + \
+            ([OwnQuestionGRU()] if c.question_module == "own" else [])
 
     def answer_mode(self, train) -> str:
         return self.config.answer if self.config.answer != "auto" else answer_mode_for(train)
 
     def model_for(self, data, vocab):
         # passes 0 = one pass per supporting fact of the most demanding training question, at most max_passes
-        passes = self.config.dmn_passes or min(self.config.max_passes, max(len(ex.supporting) for ex in data.train))
+        # (+ extra_passes, unsupervised: gate_targets has no fact left for them)
+        passes = self.config.dmn_passes or (min(self.config.max_passes, max(len(ex.supporting) for ex in data.train))
+                                            + self.config.extra_passes)
         return self.build_model(vocab, self.answer_mode(data.train), passes)
 
     def make_batch(self, examples, vocab):

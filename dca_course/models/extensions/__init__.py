@@ -13,6 +13,7 @@ extension                   hook                                     command lin
 ``word_match``              DMN: extra memory-update input           ``--word-match``
 ``sentence_episodes``       DMN: what the episode reads              ``--dmn-episode-reads sentences``
 ``intervening_facts``       DMN: a second look of the gate           ``--intervening-facts``
+``own_question_gru``        DMN: the question's reader               ``--dmn-question own``
 ``vocab_tanh``              DCA: the vocabulary MLP's hidden layer   ``--vocab-mlp tanh``
 ==========================  =======================================  ===========================
 
@@ -28,11 +29,12 @@ from .fixed_context import FixedContextSeq2Seq
 from .hooks import DCAExtension, DMNExtension
 from .intervening_facts import InterveningFacts
 from .named import DCA_EXTENSIONS, DMN_EXTENSIONS, make_extensions
+from .own_question_gru import OwnQuestionGRU
 from .sentence_episodes import SentenceEpisodes
 from .time_features import TimeFeatures
 from .vocab_tanh import VocabTanh
 from .word_match import WordMatch
 
 __all__ = ["DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "ExtendedDCA", "ExtendedDMN",
-           "FixedContextSeq2Seq", "InterveningFacts", "SentenceEpisodes", "TimeFeatures", "VocabTanh", "WordMatch",
-           "make_extensions"]
+           "FixedContextSeq2Seq", "InterveningFacts", "OwnQuestionGRU", "SentenceEpisodes", "TimeFeatures", "VocabTanh",
+           "WordMatch", "make_extensions"]

@@ -35,6 +35,8 @@ class ExtendedDMN(DMN):
             ext.build(self)
         if sum(type(ext).episode_input is not DMNExtension.episode_input for ext in self.extensions.values()) > 1:
             raise ValueError("at most one extension may say what the episodes read")
+        if sum(type(ext).question_reader is not DMNExtension.question_reader for ext in self.extensions.values()) > 1:
+            raise ValueError("at most one extension may read the question")
         super().make_memory_module(z_size + sum(e.gate_width for e in self.extensions.values()),
                                    e_size + sum(e.memory_width for e in self.extensions.values()))
 
@@ -52,6 +54,16 @@ class ExtendedDMN(DMN):
         if self.memory_update == "gru":
             return super().update_memory(i, m, torch.cat([e, *extra], dim=-1), q)
         return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))
+
+    def encode_question(self, batch) -> torch.Tensor:
+        """The DMN's question module, with the GRU an extension gives (hook *the question's reader*)
+        in place of the input module's."""
+        gru = next((r for r in (ext.question_reader() for ext in self.extensions.values()) if r is not None), None)
+        if gru is None:
+            return super().encode_question(batch)
+        outputs, _ = gru(self.dropout(self.embedding(batch.question)))   # (batch, q_len, H)
+        last = (batch.question_len - 1).clamp_min(0)
+        return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
 
     def episode_inputs(self, batch, c: torch.Tensor) -> torch.Tensor:
         """What the episodes read: the facts c, or what an extension gives in their place (hook

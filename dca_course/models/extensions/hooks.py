@@ -36,6 +36,10 @@ class DMNExtension(nn.Module):
       input**, (batch, memory_width) read beside e^i: m^i = GRU([e^i; x^i], m^{i-1}) or
       ReLU(W^i [m^{i-1}; e^i; q; x^i] + b^i), with ``gates`` the pass's own g^i.
 
+    * ``question_reader()``, once a forward, when the extension overrides it: **the question's
+      reader**, the GRU that reads the question's embedded words in place of the input module's GRU
+      (at most one extension overrides it).
+
     ``name`` is how a checkpoint's ``model_config`` records the extension (``extensions`` takes
     names as well as modules).
     """
@@ -51,6 +55,9 @@ class DMNExtension(nn.Module):
         return None
 
     def begin(self, model: nn.Module, batch, c: torch.Tensor):
+        return None
+
+    def question_reader(self) -> nn.Module | None:
         return None
 
     def gate_features(self, reading, prev_gates: torch.Tensor | None) -> torch.Tensor:

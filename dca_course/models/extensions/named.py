@@ -8,13 +8,15 @@ from torch import nn
 
 from .hooks import DMNExtension
 from .intervening_facts import InterveningFacts
+from .own_question_gru import OwnQuestionGRU
 from .sentence_episodes import SentenceEpisodes
 from .time_features import TimeFeatures
 from .vocab_tanh import VocabTanh
 from .word_match import WordMatch
 
 #: name -> class, the names a checkpoint's ``model_config`` records
-DMN_EXTENSIONS = {cls.name: cls for cls in (TimeFeatures, SentenceEpisodes, WordMatch, InterveningFacts)}
+DMN_EXTENSIONS = {cls.name: cls for cls in (TimeFeatures, SentenceEpisodes, WordMatch, InterveningFacts,
+                                                   OwnQuestionGRU)}
 DCA_EXTENSIONS = {cls.name: cls for cls in (VocabTanh,)}
 
 
