@@ -17,7 +17,9 @@ every trained point's held-out figures, the steps and the choice.
 
 ``final`` trains the chosen point on ``--seeds`` (a task whose held-out accuracy stays under 95%
 trains again with the next smaller L2 value of the grid and keeps the better model on the held-out
-stories: ``babi_real.py``'s retry), scores each model once on the test, and writes the row into the
+stories: ``babi_real.py``'s retry; with ``--restarts K``, a task still under 95% held out trains
+again from other initial weights, up to K times, on the same held-out stories, and the best held-out
+model is kept), scores each model once on the test, and writes the row into the
 ``rows`` object of ``results/babi_real_1k.json``: ``mean``, ``mean_without_17_19``,
 ``tasks_at_95``, ``per_task`` (mean and sd over the seeds), ``seeds``, the time and the provenance.
 
@@ -129,9 +131,11 @@ def point_name(point: dict) -> str:
 
 
 # -- one training ------------------------------------------------------------------------------------
-def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool) -> dict:
+def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool,
+         init_seed: int | None = None) -> dict:
     """Train one task (``DMNRecipe.train_task``'s path) in this process, one thread.  Without
-    ``score_test`` the test split is dropped before anything else happens."""
+    ``score_test`` the test split is dropped before anything else happens.  ``init_seed`` (a restart):
+    the initial weights drawn from it; the held-out stories and the batches' order stay ``seed``'s."""
     import torch
 
     torch.set_num_threads(1)
@@ -139,7 +143,7 @@ def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_tes
     from dca_course.recipes import DMNRecipe
     from dca_course.registry import load_data
 
-    seed_everything(seed)
+    seed_everything(seed if init_seed is None else init_seed)
     config = DMNConfig.from_profile("full", settings)
     data = load_data(f"babi:{folder}:{task}", config.data_profile, seed)
     if not score_test:
@@ -155,6 +159,8 @@ def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_tes
         result = dict(val_accuracy=history.best.get("val_accuracy"), best_epoch=history.best.get("epoch"),
                       epochs=len(history.epochs), train_seconds=round(seconds, 1))
     result.update(wall_seconds=round(time.perf_counter() - started, 1), weight_decay=config.weight_decay)
+    if init_seed is not None:
+        result["init_seed"] = init_seed
     return result
 
 
@@ -175,29 +181,43 @@ CODE = measured_code()
 COMMIT = git_commit()
 
 
+#: A restart draws the initial weights from ``seed + RESTART_STRIDE * k`` (k = 1, 2, ...): seeds no
+#: row trains on, whatever its ``--seeds``.
+RESTART_STRIDE = 1000
+
+
 def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, score_test: bool,
-               retry_weight_decay: float | None = None) -> dict:
-    """One task and seed, resumed: a finished training's ``result.json`` with the same settings and
-    the same code (:data:`CODE`) is read back instead of training again.  With
-    ``retry_weight_decay``, a model under 95% on the held-out stories trains again with it and the
-    better one on the held-out stories is kept."""
+               retry_weight_decay: float | None = None, restarts: int = 0) -> dict:
+    """One task and seed, resumed: a finished training's ``result.json`` with the same settings, the
+    same restarts and the same code (:data:`CODE`) is read back instead of training again.  With
+    ``retry_weight_decay``, a model under 95% on the held-out stories trains again with it.  Then,
+    while the best model is still under 95% held out, up to ``restarts`` more trainings at the row's
+    settings from other initial weights (``init_seed``; the same held-out stories).  The best
+    model on the held-out stories is kept (the first on a tie): held-out evidence alone."""
     done, code = out / "result.json", CODE
     if done.is_file():
         stored = json.loads(done.read_text())
         if stored.get("settings") == settings and stored.get("score_test") == score_test \
-                and stored.get("code") == code:
+                and stored.get("code") == code and stored.get("restarts", 0) == restarts:
             return stored["result"]
+    held = lambda r: r["val_accuracy"] or 0.0       # noqa: E731
     first = _fit(task, folder, settings, out / "first", seed, score_test)
     tries = [first]
-    if retry_weight_decay is not None and (first["val_accuracy"] or 0.0) < RETRY_BELOW:
+    if retry_weight_decay is not None and held(first) < RETRY_BELOW:
         tries.append(_fit(task, folder, dict(settings, weight_decay=retry_weight_decay), out / "retry", seed,
                           score_test))
-    kept = dict(max(tries, key=lambda r: r["val_accuracy"] or 0.0))     # the first on a tie
+    for k in range(1, restarts + 1):
+        if max(map(held, tries)) >= RETRY_BELOW:
+            break
+        tries.append(_fit(task, folder, settings, out / f"restart{k}", seed, score_test,
+                          init_seed=seed + RESTART_STRIDE * k))
+    kept = dict(max(tries, key=held))               # the first on a tie
     kept.update(train_seconds=round(sum(r["train_seconds"] for r in tries), 1),
                 wall_seconds=round(sum(r["wall_seconds"] for r in tries), 1),
-                tries=[{k: r.get(k) for k in ("weight_decay", "val_accuracy", "best_epoch", "epochs")} for r in tries])
+                tries=[{k: r.get(k) for k in ("weight_decay", "init_seed", "val_accuracy", "best_epoch", "epochs",
+                                              "train_seconds") if k in r} for r in tries])
     commit, dirty = COMMIT
-    write_json(done, {"settings": settings, "score_test": score_test, "result": kept, "code": code,
+    write_json(done, {"settings": settings, "score_test": score_test, "restarts": restarts, "result": kept, "code": code,
                       "commit": commit, "uncommitted_changes": dirty,
                       "command": command_for_settings(settings, repo_path(folder), task, seed), "cpu": cpu_name()})
     return kept
@@ -357,10 +377,11 @@ def summarise_row(runs: dict, seeds: list[int]) -> dict:
     return summary
 
 
-def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], point: dict, tasks=TASKS) -> dict:
+def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], point: dict, tasks=TASKS,
+          restarts: int = 0) -> dict:
     settings = row_settings(row, point)
     retry = retry_value(point)
-    jobs = [(t, folder, settings, runs / row / "final" / f"seed{s}" / f"task{t:02d}", s, True, retry)
+    jobs = [(t, folder, settings, runs / row / "final" / f"seed{s}" / f"task{t:02d}", s, True, retry, restarts)
             for s in seeds for t in tasks]
     started = time.perf_counter()
     results = _run_all(jobs, n_jobs, lambda j, r: f"{row} task {j[0]:>2} seed {j[4]}: {100 * r['accuracy']:.1f}% "
@@ -369,12 +390,24 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
     for job, r in zip(jobs, results):
         by_task.setdefault(job[0], {})[job[4]] = r
     row_result = summarise_row(by_task, seeds)
+    if restarts:
+        row_result["restarts"] = restart_cost(results, restarts)
     row_result.update(name=ROW_NAMES[row], settings=settings, retry_weight_decay=retry,
                       train_seconds=round(sum(r["train_seconds"] for r in results), 1),
                       wall_seconds_this_command=round(time.perf_counter() - started, 1), jobs=n_jobs,
                       runs={str(t): {str(s): dict(by_task[t][s], data=f"babi:{repo_path(folder)}:{t}") for s in seeds}
                             for t in sorted(by_task)})     # the data as results name it: never a home folder
     return row_result
+
+
+def restart_cost(results: list[dict], restarts: int) -> dict:
+    """What the restarts took: how many trainings restarted from other initial weights, how many of those
+    the kept model came from, and their one-thread training seconds."""
+    tried = [t for r in results for t in r.get("tries", []) if "init_seed" in t]
+    return {"allowed_per_run": restarts, "trainings": len(tried),
+            "runs_restarted": sum(any("init_seed" in t for t in r.get("tries", [])) for r in results),
+            "kept_from_a_restart": sum("init_seed" in r for r in results),
+            "train_seconds": round(sum(t.get("train_seconds", 0.0) for t in tried), 1)}
 
 
 # -- what results/babi_protocol.md quotes ---------------------------------------------------------------
@@ -589,11 +622,16 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all (the protocol's)")
     parser.add_argument("--jobs", type=int, default=2, help="trainings at once (one thread each)")
     parser.add_argument("--runs", type=Path, default=Path("runs/babi_rows"), help="run folders (results kept)")
+    parser.add_argument("--restarts", type=int, default=0, metavar="K",
+                        help="final: a run still under 95%% on its held-out stories after its retry trains again "
+                             "from other initial weights, up to K times; the best held-out model is kept")
     parser.add_argument("--point", type=parse_point, metavar="lr=V,weight_decay=V,dropout=V,max_passes=V",
                         help="select: train this point of the grid only (a share of the work for one machine; "
                              "its figures go to results/babi_points.json, and a later select reads its trainings "
                              "back); chooses nothing")
     args = parser.parse_args(argv)
+    if args.restarts < 0 or (args.restarts and args.step != "final"):
+        parser.error("--restarts: a whole number of 0 or more, for final only")
     folder = str(args.folder.expanduser().resolve())
     command = command_line(__file__, argv)
     tasks = TASKS if args.tasks == "all" else [int(t) for t in args.tasks.split(",")]
@@ -654,7 +692,7 @@ def main(argv=None) -> int:
     if args.row not in selection:
         parser.error(f"no choice for row {args.row!r} in {SELECTION}: run `select --row {args.row}` first")
     seeds = [int(s) for s in args.seeds.split(",")]
-    row = final(folder, args.row, args.runs, args.jobs, seeds, selection[args.row]["chosen"], tasks)
+    row = final(folder, args.row, args.runs, args.jobs, seeds, selection[args.row]["chosen"], tasks, args.restarts)
     row["provenance"] = provenance(command, row["settings"], ["experiments/babi_rows.py", *DMN_CODE])
     stored = json.loads(STORED.read_text())
     stored.setdefault("rows", {})[args.row] = row

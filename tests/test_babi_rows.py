@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from conftest import load_script
 
 from dca_course.data.babi import TASK_NAMES
@@ -482,3 +483,62 @@ def test_rescore_replaces_the_gate_figures_of_a_reproduced_run_and_a_whole_run_t
     rows.write_rescored("dmn", entries, done, "python experiments/babi_rows.py", tmp_path / "runs" / "lock")
     last = json.loads(stored.read_text())["rows"]["dmn"]
     assert last["runs"]["1"]["0"]["marker"] and last["runs"]["7"]["1"] == entries["7"]["1"]
+
+
+def test_a_run_under_95_held_out_restarts_from_other_weights_on_the_same_held_out_stories(monkeypatch, tmp_path):
+    """``--restarts K`` (issue 49, part 3): after the L2 retry, a run still under 95% held out trains again
+    from other initial weights (init seeds 1000, 2000, ... past the run's seed), until one reaches 95% or K
+    restarts are spent; the best held-out model is kept, and a run that reached 95% never restarts."""
+    calls = []
+
+    def fit(task, folder, settings, out, seed, score_test, init_seed=None):
+        calls.append((settings["weight_decay"], init_seed))
+        held = {None: 0.60, 1002: 0.80, 2002: 0.97, 3002: 0.99}[init_seed]
+        return {"val_accuracy": held, "accuracy": held, "best_epoch": 1, "epochs": 1, "train_seconds": 2.0,
+                "wall_seconds": 2.0, "weight_decay": settings["weight_decay"],
+                **({} if init_seed is None else {"init_seed": init_seed})}
+
+    monkeypatch.setattr(rows, "_fit", fit)
+    settings = rows.row_settings("dmn+ext", dict(POINT, weight_decay=1e-3))
+    kept = rows.train_kept(19, "f", settings, tmp_path / "t19", 2, True, 3e-4, 3)
+    assert calls == [(1e-3, None), (3e-4, None), (1e-3, 1002), (1e-3, 2002)]    # stops at the first >= 95%
+    assert kept["val_accuracy"] == 0.97 and kept["init_seed"] == 2002 and kept["train_seconds"] == 8.0
+    assert rows.restart_cost([kept], 3) == {"allowed_per_run": 3, "trainings": 2, "runs_restarted": 1,
+                                            "kept_from_a_restart": 1, "train_seconds": 4.0}
+    calls.clear()
+    assert rows.train_kept(19, "f", settings, tmp_path / "t19", 2, True, 3e-4, 3) == kept and not calls
+    rows.train_kept(19, "f", settings, tmp_path / "t19", 2, True, 3e-4, 1)        # other restarts: trained again
+    assert calls == [(1e-3, None), (3e-4, None), (1e-3, 1002)]
+    calls.clear()
+    rows.train_kept(19, "f", settings, tmp_path / "none", 2, True, 3e-4)           # no restarts: as before
+    assert calls == [(1e-3, None), (3e-4, None)]
+
+
+def test_a_restart_keeps_the_runs_held_out_stories_and_draws_other_weights(monkeypatch, babi_folder, tmp_path):
+    held_out, first_weights = [], []
+    split, make = DMNRecipe.validation_split, DMNRecipe.model_for
+
+    def spy_split(self, train, seed):
+        out = split(self, train, seed)
+        held_out.append([(ex.story, ex.question) for ex in out[1]])
+        return out
+
+    def spy_model(self, data, vocab):
+        model = make(self, data, vocab)
+        first_weights.append(model.W_b.detach().clone())
+        return model
+
+    monkeypatch.setattr(DMNRecipe, "validation_split", spy_split)
+    monkeypatch.setattr(DMNRecipe, "model_for", spy_model)
+    settings = dict(rows.row_settings("dmn", POINT), epochs=1, emb_size=8, hidden_size=8)
+    a = rows._fit(1, str(babi_folder), settings, tmp_path / "a", 0, False)
+    b = rows._fit(1, str(babi_folder), settings, tmp_path / "b", 0, False, init_seed=1000)
+    assert held_out[0] and held_out[0] == held_out[1]                 # the same held-out stories
+    assert not torch.equal(*first_weights)                            # other initial weights
+    assert b["init_seed"] == 1000 and "init_seed" not in a
+
+
+def test_restarts_are_for_final_only(capsys):
+    with pytest.raises(SystemExit):
+        rows.main(["/nowhere", "select", "--row", "dmn", "--restarts", "2"])
+    assert "--restarts" in capsys.readouterr().err
