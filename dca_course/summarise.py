@@ -260,17 +260,20 @@ def _explorer_class():
 
 
 def article_explorer(recipe, model, vocab, text: str = "", *, device=None, beam_size: int | None = None,
-                     max_words: int | None = None):
+                     max_words: int | None = None, word: int = 0):
     """An ipywidgets explorer: a box to paste an article into (empty: the stored example), a button that
     summarises it (:func:`summarise_text`), a slider that chooses a summary word, and :func:`summary_html` of
-    that word.  Text with no word shows one line, ``dca-course: error: ...``.  It opens on ``text``."""
+    that word.  Text with no word shows one line, ``dca-course: error: ...``.  It opens on ``text``, at summary
+    word ``word`` (a new summary starts at word 0)."""
+    if isinstance(word, bool) or not isinstance(word, int) or word < 0:
+        raise InputError(f"article_explorer: word must be a whole number of 0 or more, not {word!r}")
     widgets, ArticleExplorer = _explorer_class()
     box = widgets.Textarea(value=text, placeholder="Paste a news article here; left empty, the course's example "
                            "article is summarised", layout=widgets.Layout(width="100%", height="120px"))
     button = widgets.Button(description="Summarise", button_style="primary")
     slider = widgets.IntSlider(0, 0, 0, description="word")
     picture = widgets.HTML()
-    current: dict = {}
+    current: dict = {"first_word": word}
 
     def show(_=None):
         if current.get("result") is not None:
@@ -285,8 +288,11 @@ def article_explorer(recipe, model, vocab, text: str = "", *, device=None, beam_
             slider.max = 0
             picture.value = f'<pre class="dca-error">{html.escape(error_line(exc))}</pre>'
             return
-        slider.max, slider.value = max(len(current["result"].words) - 1, 0), 0
-        show()
+        slider.max = max(len(current["result"].words) - 1, 0)
+        chosen = min(current.pop("first_word", 0), slider.max)
+        if slider.value == chosen:
+            show()
+        slider.value = chosen                   # shows it (the slider's observer)
 
     button.on_click(run)
     slider.observe(show, names="value")

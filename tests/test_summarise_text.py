@@ -156,6 +156,20 @@ def test_the_explorer_shows_its_picture_without_a_widget_front_end_and_reports_b
     assert picture.value.count("dca-course: error: ") == 1 and "dca-word" not in picture.value
 
 
+def test_the_explorer_opens_at_the_word_asked_for_and_a_new_summary_starts_at_word_0(runs, summaries):
+    result = summaries["pg400-synthnews-long"][0]
+    explorer = article_explorer(*runs["pg400-synthnews-long"], word=2)
+    (button, slider), picture = explorer.children[1].children, explorer.children[2]
+    assert slider.value == 2 and picture.value == summary_html(result, 2)
+    button.click()
+    assert slider.value == 0 and picture.value == summary_html(result, 0)
+    far = article_explorer(*runs["pg400-synthnews-long"], word=10_000)      # past the summary: its last word
+    assert far.children[1].children[1].value == len(result.words) - 1
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InputError, match="word"):
+            article_explorer(*runs["pg400-synthnews-long"], word=bad)
+
+
 def test_checkpoints_load_with_weights_only(monkeypatch):
     calls, load = [], torch.load
     monkeypatch.setattr(torch, "load", lambda *a, **k: calls.append(k.get("weights_only")) or load(*a, **k))

@@ -2,9 +2,10 @@
 
 The wheel is installed into a throwaway virtual environment that sees the test environment's packages (PyTorch,
 Jupyter) but not the repository: its ``.pth`` names their site-packages folder, whose own ``.pth`` files (the
-editable install's among them) Python does not read from there. Notebooks 03b and 08, and 06 through its sections
-that teach from the shipped checkpoints, are copied into an empty folder and executed there in a kernel of that
-environment; any error, any "skipped" or "none here" fails the test.
+editable install's among them) Python does not read from there. Notebooks 03b and 08, 06 through its sections
+that teach from the shipped checkpoints, and 05's set-up cells with its section "Your own article" (the real-news
+model), are copied into an empty folder and executed there in a kernel of that environment; any error, any
+"skipped" or "none here" fails the test.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from dca_course.shipped import PACKAGED, SHIPPED_RESULTS
 ROOT = Path(__file__).resolve().parents[1]
 WHOLE = ("03b_babi_lab", "08_results")
 CHECKPOINT_MARK = "checkpoint_folder("       # how a cell of 06 loads a shipped checkpoint
+SECTIONS = {"05_pointer_generator_coverage": "Your own article"}     # run alone after the set-up cells
 MISSING = ("skipped", "none here", "is not here")
 
 # Run first in every notebook: the kernel's dca_course is the wheel's, and it reads the wheel's copies.
@@ -75,13 +77,25 @@ def kernel_spec(folder: Path, python: Path) -> dict:
     return {"JUPYTER_PATH": str(folder)}
 
 
+def section_cells(nb, title: str) -> list:
+    """The cells before the first ``## `` heading (title, set-up, imports) and those of the section whose heading
+    holds ``title``: a section a learner may run on its own after the set-up cells."""
+    heading = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## ")]
+    start = next(i for i in heading if title in nb.cells[i].source.splitlines()[0])
+    end = next((i for i in heading if i > start), len(nb.cells))
+    return nb.cells[:heading[0]] + nb.cells[start:end]
+
+
 def notebook_copies(folder: Path) -> list[Path]:
-    """03b and 08 whole, 06 through its checkpoint sections; each with the WHERE_FROM check first."""
+    """03b and 08 whole, 06 through its checkpoint sections, 05's set-up and SECTIONS; each with the WHERE_FROM
+    check first."""
     folder.mkdir()
     copies = []
-    for name in (*WHOLE, "06_deep_communicating_agents"):
+    for name in (*WHOLE, "06_deep_communicating_agents", *SECTIONS):
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
-        if name not in WHOLE:
+        if name in SECTIONS:
+            nb.cells = section_cells(nb, SECTIONS[name])
+        elif name not in WHOLE:
             nb.cells = checkpoint_cells(nb)
         nb.cells.insert(0, nbformat.v4.new_code_cell(WHERE_FROM))
         copies.append(folder / f"{name}.ipynb")
@@ -120,7 +134,7 @@ def executed_notebook(executed, name):
     return nb
 
 
-@pytest.mark.parametrize("name", [*WHOLE, "06_deep_communicating_agents"])
+@pytest.mark.parametrize("name", [*WHOLE, "06_deep_communicating_agents", *SECTIONS])
 def test_runs_from_the_wheel_with_nothing_missing(executed, name):
     cells = [c for c in executed_notebook(executed, name).cells if c.cell_type == "code"]
     assert printed(cells[0]).strip() == "the wheel's dca_course"
@@ -139,6 +153,21 @@ def test_the_wheel_reads_what_the_repository_stores(executed, name, pattern):
                     if re.search(pattern, line))
 
     assert line(executed_notebook(executed, name)) == line(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4))
+
+
+def test_the_own_article_cell_from_the_wheel_gives_the_shipped_models_stored_summary(executed):
+    """05's "Your own article" from the wheel alone: its summary of the stored example article is the one the shipped
+    real-news checkpoint stores (checkpoint.json), and the notebook saved from the repository prints the same."""
+    stored = json.loads((ROOT / "data" / "checkpoints" / "pg400-cnndm" / "checkpoint.json").read_text())
+    name = "05_pointer_generator_coverage"
+
+    def summary(nb):
+        return next(line for c in nb.cells if c.cell_type == "code" for line in printed(c).splitlines()
+                    if line.startswith("\u2248 summary ("))
+
+    line = summary(executed_notebook(executed, name))
+    assert line.endswith("): " + stored["example"]["summary"])
+    assert line == summary(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4))
 
 
 def test_the_wheel_ships_what_the_notebooks_read_and_no_other_result(course_wheel):
