@@ -72,3 +72,43 @@ def course_wheel(tmp_path_factory):
     wheels = sorted(out.glob("dca_course-*.whl"))
     assert build.returncode == 0 and len(wheels) == 1, f"pip wheel failed: {build.stderr[-2000:]}"
     return wheels[0]
+
+
+@pytest.fixture()
+def babi_folder(tmp_path):
+    """A released-format bAbI folder (``en/``) with task 1: 60 generated training stories, 20 test."""
+    from dca_course.data.babi import TASK_NAMES
+    from dca_course.data.babi.format import write_babi
+    from dca_course.data.babi.generate import generate_task
+
+    folder = tmp_path / "babi" / "en"
+    folder.mkdir(parents=True)
+    write_babi(generate_task(1, 60, seed=0), folder / f"{TASK_NAMES[1]}_train.txt")
+    write_babi(generate_task(1, 20, seed=1), folder / f"{TASK_NAMES[1]}_test.txt")
+    return folder.parent
+
+
+class DataSpy:
+    """What a training read and scored: ``loaded``, every Dataset ``registry.load_data`` returned;
+    ``scored``, the examples of every ``DMNRecipe.score`` call."""
+
+    def __init__(self):
+        self.loaded, self.scored = [], []
+
+    def never_scored_the_test(self) -> bool:
+        """Some test examples were loaded, something was scored, and no scored example is one of the test's."""
+        test_ids = {id(ex) for ex in self.loaded[0].test}
+        return bool(test_ids and self.scored) and not any(id(ex) in test_ids for batch in self.scored for ex in batch)
+
+
+@pytest.fixture()
+def babi_spy(monkeypatch) -> DataSpy:
+    """A :class:`DataSpy` on ``dca_course.registry.load_data`` and ``DMNRecipe.score`` (both still work)."""
+    import dca_course.registry as registry
+    from dca_course.recipes import DMNRecipe
+
+    spy, load, score = DataSpy(), registry.load_data, DMNRecipe.score
+    monkeypatch.setattr(registry, "load_data", lambda *a: spy.loaded.append(load(*a)) or spy.loaded[-1])
+    monkeypatch.setattr(DMNRecipe, "score", lambda self, model, examples, *a, **k:
+                        spy.scored.append(list(examples)) or score(self, model, examples, *a, **k))
+    return spy

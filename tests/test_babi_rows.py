@@ -107,35 +107,16 @@ def test_a_finished_training_is_read_back_and_an_unsolved_one_retries_with_less_
     assert calls == [1e-3]                                    # solved on the held-out stories: no retry
 
 
-@pytest.fixture()
-def babi_folder(tmp_path):
-    """A released-format folder with task 1 (generated stories)."""
-    folder = tmp_path / "babi" / "en"
-    folder.mkdir(parents=True)
-    write_babi(generate_task(1, 60, seed=0), folder / f"{TASK_NAMES[1]}_train.txt")
-    write_babi(generate_task(1, 20, seed=1), folder / f"{TASK_NAMES[1]}_test.txt")
-    return folder.parent
-
-
-def test_selection_trains_on_held_out_stories_and_never_scores_the_test(monkeypatch, babi_folder, tmp_path):
-    import dca_course.registry as registry
-
-    loaded, scored = [], []
-    load = registry.load_data
-    monkeypatch.setattr(registry, "load_data", lambda *a: loaded.append(load(*a)) or loaded[-1])
-    score = DMNRecipe.score
-    monkeypatch.setattr(DMNRecipe, "score", lambda self, model, examples, *a, **k:
-                        scored.append(list(examples)) or score(self, model, examples, *a, **k))
+def test_selection_trains_on_held_out_stories_and_never_scores_the_test(babi_spy, babi_folder, tmp_path):
     settings = dict(rows.row_settings("dmn+ext", POINT), **TINY)
     result = rows._fit(1, str(babi_folder), settings, tmp_path / "run", 0, score_test=False)
     assert "accuracy" not in result and 0.0 <= result["val_accuracy"] <= 1.0
-    test_ids = {id(ex) for ex in loaded[0].test}
-    assert test_ids and scored and not any(id(ex) in test_ids for batch in scored for ex in batch)
+    assert babi_spy.never_scored_the_test()
     # the final run scores the test once, at the end
-    scored.clear()
+    babi_spy.scored.clear()
     final = rows._fit(1, str(babi_folder), settings, tmp_path / "final", 0, score_test=True)
     assert 0.0 <= final["accuracy"] <= 1.0
-    assert [id(ex) for ex in scored[-1]] == [id(ex) for ex in loaded[-1].test]
+    assert [id(ex) for ex in babi_spy.scored[-1]] == [id(ex) for ex in babi_spy.loaded[-1].test]
 
 
 def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, babi_folder, tmp_path):

@@ -11,9 +11,6 @@ from pathlib import Path
 import pytest
 from conftest import load_script
 
-from dca_course.data.babi import TASK_NAMES
-from dca_course.data.babi.format import write_babi
-from dca_course.data.babi.generate import generate_task
 from dca_course.recipes import DMNConfig, DMNRecipe
 from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS
 
@@ -76,23 +73,10 @@ def test_bad_arguments_get_one_line_before_any_work(tmp_path, capsys, args, says
     assert not (tmp_path / "runs").exists()
 
 
-def test_a_diagnosis_never_reads_the_test_and_is_kept(monkeypatch, tmp_path):
-    folder = tmp_path / "babi" / "en"
-    folder.mkdir(parents=True)
-    write_babi(generate_task(1, 60, seed=0), folder / f"{TASK_NAMES[1]}_train.txt")
-    write_babi(generate_task(1, 20, seed=1), folder / f"{TASK_NAMES[1]}_test.txt")
-    import dca_course.registry as registry
-
-    loaded, scored = [], []
-    load = registry.load_data
-    monkeypatch.setattr(registry, "load_data", lambda *a: loaded.append(load(*a)) or loaded[-1])
-    score = DMNRecipe.score
-    monkeypatch.setattr(DMNRecipe, "score", lambda self, model, examples, *a, **k:
-                        scored.append(list(examples)) or score(self, model, examples, *a, **k))
+def test_a_diagnosis_never_reads_the_test_and_is_kept(babi_spy, babi_folder, tmp_path):
     settings = dict(diag.settings_for("base"), **TINY)
-    result = diag.diagnose(1, str(folder.parent), settings, tmp_path / "run", 0)
-    test_ids = {id(ex) for ex in loaded[0].test}
-    assert test_ids and scored and not any(id(ex) in test_ids for batch in scored for ex in batch)
+    result = diag.diagnose(1, str(babi_folder), settings, tmp_path / "run", 0)
+    assert babi_spy.never_scored_the_test()
     assert 0.0 <= result["held_out_accuracy"] <= 1.0 and len(result["per_pass_hits"]) == 1
     assert result["held_out_questions"] > 0
     # read back, not trained again; other settings train again
