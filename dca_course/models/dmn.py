@@ -81,6 +81,15 @@ def read_facts(outputs: torch.Tensor, fact_pos: torch.Tensor, fact_mask: torch.T
     return outputs.gather(1, idx) * fact_mask.unsqueeze(-1).to(outputs.dtype)
 
 
+def read_question(outputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Question module read-out: the GRU state at the question's last word.
+
+    outputs (batch, q_len, hidden), lengths (batch,) -> (batch, hidden).
+    """
+    last = (lengths - 1).clamp_min(0)
+    return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
+
+
 def position_encoding(lengths: torch.Tensor, max_len: int, dim: int) -> torch.Tensor:
     """Weights l_j of the positional sentence encoding (Sukhbaatar et al. 2015, section 4.1;
     Xiong et al. 2016, section 3.1): ``f = sum_j l_j * E[w_j]`` with
@@ -222,8 +231,7 @@ class DMN(nn.Module):
     def encode_question(self, batch: DMNBatch) -> torch.Tensor:
         """Question module: q, the GRU's state at the question's last word: (batch, H)."""
         outputs, _ = self.input_gru(self.dropout(self.embedding(batch.question)))  # (batch, q_len, H): 2.2
-        last = (batch.question_len - 1).clamp_min(0)
-        return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
+        return read_question(outputs, batch.question_len)
 
     # episodic memory module
     def features(self, c: torch.Tensor, m: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

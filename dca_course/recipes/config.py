@@ -92,8 +92,8 @@ KNOB_RANGES: dict[str, Range] = dict(
     rl_lr=above(0), rl_batch_size=at_least(1), rl_train=at_least(1), gamma=fraction(),
     reward_discount=fraction(), rl_samples=at_least(1),
     # the DMN
-    dmn_passes=at_least(0), max_passes=at_least(1), extra_passes=at_least(0), gate_weight=at_least(0), dropout=fraction(one=False),
-    weight_decay=at_least(0), val_fraction=fraction(one=False), patience=at_least(0),
+    dmn_passes=at_least(0), max_passes=at_least(1), extra_passes=at_least(0), gate_weight=at_least(0),
+    dropout=fraction(one=False), weight_decay=at_least(0), val_fraction=fraction(one=False), patience=at_least(0),
     ceiling_patience=at_least(0), lr_patience=at_least(0), cpu_threads=at_least(1),
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ..dmn import DMN, stack_passes
+from ..dmn import DMN, read_question, stack_passes
 from .hooks import DMNExtension
 from .named import make_extensions
 
@@ -62,8 +62,7 @@ class ExtendedDMN(DMN):
         if gru is None:
             return super().encode_question(batch)
         outputs, _ = gru(self.dropout(self.embedding(batch.question)))   # (batch, q_len, H)
-        last = (batch.question_len - 1).clamp_min(0)
-        return outputs[torch.arange(outputs.size(0), device=outputs.device), last]
+        return read_question(outputs, batch.question_len)
 
     def episode_inputs(self, batch, c: torch.Tensor) -> torch.Tensor:
         """What the episodes read: the facts c, or what an extension gives in their place (hook
