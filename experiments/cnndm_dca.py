@@ -1,7 +1,7 @@
 """The real-news table: the DCA against the pointer-generator on CNN/DailyMail at the same budget (issue 48).
 
     python experiments/cnndm_dca.py run ../shared/data/cnndm --jobs 2       # train what is missing (runs/cnndm_dca/)
-    python experiments/cnndm_dca.py report ../shared/data/cnndm             # results/cnndm_dca.{json,md}
+    python experiments/cnndm_dca.py report ../shared/data/cnndm --jobs 2    # results/cnndm_dca.{json,md}
     python experiments/cnndm_dca.py cost ../shared/data/cnndm --steps 30    # what one run of each system costs here
     python experiments/cnndm_dca.py run ../shared/data/cnndm --lines 200 50 --seeds 0 --systems pg400 dca3 \\
         --runs runs/cnndm_dca_try                                            # a quick try
@@ -31,9 +31,12 @@ Every (system, seed) keeps its run folder ``RUNS/SYSTEM/seedS/``: ``last.pt`` af
 run stopped part way goes on from it), ``summaries.txt`` (the decoded test lines) and ``result.json``
 (written atomically, with the run's settings and a fingerprint of the library code it ran: ``CODE``).
 A run whose ``result.json`` has the same settings and code is read back, not trained again.
-``report`` scores every kept run's summaries (ROUGE through ``dca_course.metrics``, repeated trigrams,
-novel bigrams and the late words below; per article, cached in the folder's ``scores.json``) and
-pairs every system with ``pg400`` by seed: a difference counts only beyond two standard errors.
+``report`` decodes every kept run's final weights once more with the same beam search and no trigram
+repeated (``block_ngram_repeat=3``, every system alike; ``summaries-block3.txt``, kept), scores both
+decodings (ROUGE through ``dca_course.metrics``, repeated trigrams, novel bigrams and the late words
+below; per article, cached in the folder's ``scores.json`` and ``scores-block3.json``) and pairs every
+system with ``pg400`` by seed: a difference counts only beyond two standard errors.  Runs that another
+commit trained count when its training is shown to be the same (:data:`SAME_TRAINING`).
 
 ``cost`` times 30 training steps of each system at the full size (one thread) and extrapolates.  Measured
 so on an AMD EPYC, 2 cores, loaded by two other trainings (2026-11-29; ``runs/cnndm_dca/cost.json``), one run
@@ -184,6 +187,25 @@ TRAINING_PATHS = [*SUMMARIZER_CODE, "dca_course/data/cnndm.py", "dca_course/data
                   "dca_course/data/dataset.py", "dca_course/models/extensions", "dca_course/models/teacher_forcing.py",
                   "dca_course/recipes/seq2seq.py", "dca_course/__init__.py"]
 MEASURE_PATHS = ["dca_course/metrics.py", "experiments/cnndm_dca.py"]
+#: Code fingerprints of other commits whose runs count as this code's, each with the check that showed
+#: it: a change that leaves the training and the decoding as they were keeps the runs already paid for.
+#: ``tests/test_cnndm_dca.py::test_same_training_as_the_kept_runs`` trains the check's quick run again.
+SAME_TRAINING = {
+    "a1d1711f477e734a": "e747435, where the table's runs trained; the commits after it changed models/extensions "
+                        "(the DMN's) and added predict's block_ngram_repeat (default 0: the same search). "
+                        "The check: run --lines 200 20 --seeds 0 --systems pg400 dca3 under e747435 and under the "
+                        "commit adding this entry gives the same weights (state-dict sha256 pg400 7547a4d23d124c2b, "
+                        "dca3 0db28b4fadccb285) and the same summaries",
+}
+#: That quick run of each system under e747435: the sha256 (16 hex digits) of its weights (``state_sha``)
+#: and of its ``summaries.txt``, on the machine and PyTorch that ran it (kernels differ between CPU kinds).
+SAME_TRAINING_CHECK = {"pg400": ("7547a4d23d124c2b", "c445962a4e61b968"), "dca3": ("0db28b4fadccb285", "9b1d656f955e5429"),
+                       "lines": (200, 20), "torch": "2.13.0+cpu", "cpu_capability": "AVX2"}
+
+
+def same_code(stored: str | None, code: str) -> bool:
+    """Whether a run stored with code fingerprint ``stored`` counts as one of ``code``."""
+    return stored == code or stored in SAME_TRAINING
 
 
 def file_sha(path: Path, n_lines: int | None = None) -> str:
@@ -258,13 +280,22 @@ def weights_sha(folder: Path) -> str:
     return file_sha(folder / "last.pt")
 
 
+def state_sha(model_state: dict) -> str:
+    """sha256 (16 hex digits) of a model's weights: every entry's name and bytes, in name order."""
+    h = hashlib.sha256()
+    for key, t in sorted(model_state.items()):
+        h.update(key.encode())
+        h.update(t.detach().cpu().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
 def kept(folder: Path, settings: dict, code: str, init_weights: str | None = None) -> dict | None:
     """The run's stored result when it ran with these settings, code (and start), else None."""
     done = folder / "result.json"
     if not done.is_file() or not (folder / "summaries.txt").is_file():
         return None
     stored = json.loads(done.read_text())
-    same = (stored.get("settings") == settings and stored.get("code") == code
+    same = (stored.get("settings") == settings and same_code(stored.get("code"), code)
             and stored.get("init_weights") == init_weights)
     return stored if same else None
 
@@ -287,7 +318,8 @@ def train_run(system: str, seed: int, folder: str, lines, runs: str, device: str
     out.mkdir(parents=True, exist_ok=True)
     mark = {"settings": settings, "code": code, "init_weights": init_weights}
     started_file = out / "started.json"
-    if not started_file.is_file() or json.loads(started_file.read_text()) != mark:
+    started = json.loads(started_file.read_text()) if started_file.is_file() else {}
+    if not (same_code(started.get("code"), code) and {**started, "code": code} == mark):
         for name in ("last.pt", "result.json", "summaries.txt", "scores.json"):     # another run's files
             (out / name).unlink(missing_ok=True)
         write_json(started_file, mark)
@@ -378,12 +410,96 @@ def run_all(folder: Path, systems, seeds, lines, runs: Path, n_jobs: int, device
             running.update({pool.submit(_train_job, job): job for job in ready()})
 
 
+# -- the same runs decoded again, without repeated trigrams --------------------------------------------
+#: How ``report`` decodes every kept run: ``beam``, the run's own ``summaries.txt`` (the recipes' beam
+#: search), and ``block3``, its final weights decoded again by the same beam search with no trigram
+#: repeated (``block_ngram_repeat=3``), every system alike: what repeating itself costs each model.
+DECODINGS = {"beam": 0, "block3": 3}
+DECODING_NAMES = {"beam": f"beam search ({BEAM} beams)", "block3": f"beam search ({BEAM} beams), no trigram repeated"}
+
+
+def summaries_path(run: Path, decoding: str) -> Path:
+    return run / ("summaries.txt" if decoding == "beam" else f"summaries-{decoding}.txt")
+
+
+def test_sample(folder: Path, n_train: int, n_test: int):
+    """:func:`load_sample`'s test lines alone (decoding needs no training article)."""
+    from dca_course.data.cnndm import load_cnndm
+    from dca_course.registry import Dataset
+
+    return Dataset("cnndm-sample", "summaries", [], [], load_cnndm(folder, "test", limit=n_test, start=n_train),
+                   meta=dict(min_decode=35, max_decode=120))
+
+
+def decode_key(run: Path, decoding: str, code: str) -> dict:
+    return {"weights": weights_sha(run), "code": code, "block_ngram_repeat": DECODINGS[decoding]}
+
+
+def decoded(run: Path, decoding: str, code: str) -> bool:
+    """Whether ``run`` holds its summaries under ``decoding`` from its present weights and this code."""
+    if decoding == "beam":
+        return (run / "summaries.txt").is_file()
+    mark = run / f"decoded-{decoding}.json"
+    return (mark.is_file() and summaries_path(run, decoding).is_file()
+            and json.loads(mark.read_text()).get("key") == decode_key(run, decoding, code))
+
+
+def decode_again(run: str, folder: str, lines, decoding: str, code: str) -> float:
+    """Decode ``run``'s test lines from its ``last.pt`` under ``decoding``, one thread, on the CPU; keep
+    the summaries, then the mark that says what made them.  Returns the seconds it took."""
+    import torch
+
+    import dca_course
+    from dca_course.recipes import load_run
+
+    dca_course.configure_process()
+    torch.set_num_threads(1)
+    run, cpu = Path(run), torch.device("cpu")
+    data = test_sample(Path(folder), *lines)
+    recipe, model, vocab, _ = load_run(run, cpu)
+    recipe.config = recipe.config.for_data(data)          # a no-op: the run saved its decode lengths
+    started = time.perf_counter()
+    preds = recipe.predict(model, data.test, vocab, cpu, block_ngram_repeat=DECODINGS[decoding])
+    seconds = round(time.perf_counter() - started, 1)
+    write_lines(summaries_path(run, decoding), [" ".join(p) for p in preds])
+    write_json(run / f"decoded-{decoding}.json", {"key": decode_key(run, decoding, code), "seconds": seconds,
+                                                  "cpu": cpu_name(), "commit": git_commit()[0]})
+    return seconds
+
+
+def _decode_job(job):
+    return decode_again(*job)
+
+
+def decode_all(runs_to_decode: list[Path], folder: Path, lines, code: str, n_jobs: int) -> None:
+    """Decode every run in ``runs_to_decode`` under every decoding it lacks, ``n_jobs`` at once."""
+    jobs = [(str(run), str(folder), list(lines), d, code) for run in runs_to_decode for d in DECODINGS
+            if not decoded(run, d, code)]
+    if not jobs:
+        return
+    print(f"decoding again: {len(jobs)} runs, {n_jobs} at once", file=sys.stderr, flush=True)
+    if n_jobs == 1:
+        for job in jobs:
+            _decode_line(job, decode_again(*job))
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for job, seconds in zip(jobs, pool.map(_decode_job, jobs)):
+            _decode_line(job, seconds)
+
+
+def _decode_line(job, seconds: float) -> None:
+    print(f"{repo_path(Path(job[0]))}: {job[3]} in {seconds:.0f} s", file=sys.stderr, flush=True)
+
+
 # -- the report -----------------------------------------------------------------------------------
-def scored(folder: Path, preds, examples) -> dict:
-    """Per-article scores of ``preds``, cached in ``folder/scores.json`` (keyed by the summaries and
-    the measuring code)."""
-    key = {"measures": code_fingerprint(MEASURE_PATHS), "summaries": file_sha(folder / "summaries.txt")}
-    cache = folder / "scores.json"
+def scored(folder: Path, preds, examples, decoding: str = "beam") -> dict:
+    """Per-article scores of ``preds``, cached in ``folder/scores.json`` (``scores-DECODING.json``; keyed
+    by the summaries and the measuring code)."""
+    key = {"measures": code_fingerprint(MEASURE_PATHS), "summaries": file_sha(summaries_path(folder, decoding))}
+    cache = folder / ("scores.json" if decoding == "beam" else f"scores-{decoding}.json")
     if cache.is_file():
         stored = json.loads(cache.read_text())
         if stored.get("key") == key:
@@ -418,19 +534,17 @@ def paired(means: dict, a: str, b: str, seeds) -> dict:
     return out
 
 
-def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, command: str) -> dict:
-    """Score every kept run, pair each system with pg400 by seed, write ``out_dir/cnndm_dca.{json,md}``."""
+def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, command: str, n_jobs: int = 1) -> dict:
+    """Decode every kept run again without repeated trigrams (once; kept in its folder), score both
+    decodings, pair each system with pg400 by seed, write ``out_dir/cnndm_dca.{json,md}``."""
     from dca_course.data.cnndm import load_cnndm
 
     sha, code = data_sha(folder, sum(lines)), code_fingerprint(TRAINING_PATHS)
     test = load_cnndm(folder, "test", limit=lines[1], start=lines[0])
-    per_article, kept_runs, missing = {}, {}, []
+    kept_runs, missing = {}, []
     for system in systems:
-        if system == "lead3":                       # no training: the same summaries for every seed
-            lead = article_scores([lead3(ex) for ex in test], test)
-            per_article["lead3"] = {s: lead for s in seeds}
+        if system == "lead3":
             continue
-        rows = {}
         for seed in seeds:
             run = run_folder(runs, system, seed)
             start = SYSTEMS[system][1].get("init")
@@ -440,41 +554,69 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
             stored = kept(run, settings_for(system, seed, lines, sha, runs), code, init_weights)
             if stored is None:
                 missing.append(f"{system}/seed{seed}")
-                continue
-            print(f"scoring {system} seed {seed}", file=sys.stderr, flush=True)
-            preds = [line.split() for line in (run / "summaries.txt").read_text().split("\n")[:len(test)]]
-            rows[seed] = scored(run, preds, test)
-            kept_runs[f"{system}/seed{seed}"] = stored["result"]
-        if len(rows) == len(seeds):
-            per_article[system] = rows
-    if BASE not in per_article:
+            else:
+                kept_runs[f"{system}/seed{seed}"] = stored["result"]
+    if not all(f"{BASE}/seed{seed}" in kept_runs for seed in seeds):
         raise SystemExit(f"dca-course: error: {repo_path(runs)}: no finished {BASE} runs for seeds "
                          f"{', '.join(map(str, seeds))} (python experiments/cnndm_dca.py run {repo_path(folder)})")
-    names = [s for s in systems if s in per_article]
-    means = {s: {seed: {m: mean_of(per_article[s][seed][m]) for m in METRICS} for seed in seeds} for s in names}
-    table = {s: {m: {"values": [None if means[s][seed][m] is None else round(means[s][seed][m], 4) for seed in seeds],
-                     **_mean_sd([means[s][seed][m] for seed in seeds])} for m in METRICS} for s in names}
+    decode_all([runs / name for name in kept_runs], folder, lines, code, n_jobs)
+    lead = article_scores([lead3(ex) for ex in test], test)     # no training: the same summaries every seed
+    per_article = {d: {} for d in DECODINGS}
+    for decoding in DECODINGS:
+        for system in systems:
+            if system == "lead3":
+                per_article[decoding]["lead3"] = {s: lead for s in seeds}
+                continue
+            rows = {}
+            for seed in seeds:
+                run = run_folder(runs, system, seed)
+                if f"{system}/seed{seed}" not in kept_runs:
+                    continue
+                print(f"scoring {system} seed {seed}, {decoding}", file=sys.stderr, flush=True)
+                text = summaries_path(run, decoding).read_text().split("\n")[:len(test)]
+                rows[seed] = scored(run, [line.split() for line in text], test, decoding)
+                if decoding != "beam":
+                    kept_runs[f"{system}/seed{seed}"][f"{decoding}_decode_seconds"] = json.loads(
+                        (run / f"decoded-{decoding}.json").read_text())["seconds"]
+            if len(rows) == len(seeds):
+                per_article[decoding][system] = rows
+    names = [s for s in systems if s in per_article["beam"]]
+    by_decoding = {d: tables(per_article[d], names, seeds) for d in DECODINGS}
     reference = {"late_words": round(statistics.fmean(late_word_shares(ex.target, ex.source, ex.target)[0]
                                                       for ex in test), 4),
                  "with_late": round(statistics.fmean(bool(late_words(ex.target, ex.source)) for ex in test), 4),
                  "length": round(statistics.fmean(len(ex.target) for ex in test), 2)}
-    versus = {f"{s} minus {BASE}": paired(means, s, BASE, seeds) for s in names if s != BASE}
-    others = {f"{a} minus {b}": paired(means, a, b, seeds) for a, b in PAIRS if a in names and b in names}
     n_train, n_test = lines
     data = {"note": NOT_COMPARABLE, "systems": {s: SYSTEMS[s][0] for s in names}, "seeds": list(seeds),
             "train_lines": f"1-{n_train}", "test_lines": f"{n_train + 1}-{n_train + n_test}",
             "data": repo_path(folder), "data_sha": sha, "code": code, "late_after_tokens": FIRST,
             "settings": {s: settings_for(s, seeds[0], lines, sha, runs)["recipe"] for s in names if s != "lead3"},
-            "table": table, "reference": reference, "paired_with_pg400": versus, "paired_other": others,
+            **by_decoding["beam"], "reference": reference,
+            "decodings": {d: DECODING_NAMES[d] for d in DECODINGS},
+            **{d: by_decoding[d] for d in DECODINGS if d != "beam"},
             "runs": kept_runs, "missing_runs": missing,
-            "per_article": f"{repo_path(runs)}/SYSTEM/seedS/scores.json (and summaries.txt)"}
+            "per_article": f"{repo_path(runs)}/SYSTEM/seedS/scores.json and scores-block3.json "
+                           "(summaries.txt and summaries-block3.txt)"}
     md = markdown(data, names, seeds)
     write_report(out_dir, "cnndm_dca", data, md, command=command,
                  config={"systems": names, "seeds": list(seeds), "lines": list(lines), "runs": repo_path(runs),
-                         "common": COMMON, "systems_knobs": {s: SYSTEMS[s][1] for s in names}},
+                         "common": COMMON, "systems_knobs": {s: SYSTEMS[s][1] for s in names},
+                         "decodings": DECODINGS},
                  measures=["experiments/cnndm_dca.py", *TRAINING_PATHS])
     print(md)
     return data
+
+
+def tables(per_article: dict, names, seeds) -> dict:
+    """Per system and metric the per-seed means, their mean and standard deviation; each system paired
+    with pg400 by seed, and the other pairs of :data:`PAIRS`."""
+    names = [s for s in names if s in per_article]
+    means = {s: {seed: {m: mean_of(per_article[s][seed][m]) for m in METRICS} for seed in seeds} for s in names}
+    table = {s: {m: {"values": [None if means[s][seed][m] is None else round(means[s][seed][m], 4) for seed in seeds],
+                     **_mean_sd([means[s][seed][m] for seed in seeds])} for m in METRICS} for s in names}
+    versus = {f"{s} minus {BASE}": paired(means, s, BASE, seeds) for s in names if s != BASE}
+    others = {f"{a} minus {b}": paired(means, a, b, seeds) for a, b in PAIRS if a in names and b in names}
+    return {"table": table, "paired_with_pg400": versus, "paired_other": others}
 
 
 def _mean_sd(values) -> dict:
@@ -493,7 +635,6 @@ DIGITS = {m: 2 if m in ROUGE else 1 if m == "length" else 3 for m in METRICS}
 
 
 def markdown(data: dict, names, seeds) -> str:
-    table, ref = data["table"], data["reference"]
     lines = ["# CNN/DailyMail: the DCA against the pointer-generator at the same budget", "",
              f"**This table is {NOT_COMPARABLE}.** Every system trained on lines "
              f"{data['train_lines']} of the test split (articles cut to their first {TRAIN_SOURCE} tokens, summaries "
@@ -508,16 +649,41 @@ def markdown(data: dict, names, seeds) -> str:
              f"states only after its first {FIRST} tokens; late words in ref.: of those, the share the reference holds "
              "(over the summaries with a late word); with a late word: the share of summaries with one. "
              f"Mean ± standard deviation over seeds {', '.join(map(str, seeds))}.", "",
-             "| system | " + " | ".join(NAMES[m] for m in METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
+             *system_table(data["table"], names, data, with_reference=True), "",
+             "Paired by seed, each system minus pg400 (mean ± standard error of the per-seed differences). "
+             "Verdict rule: \"A beats B\" (or higher / lower) only when the paired mean exceeds two standard "
+             "errors, else \"not distinguishable\".", "", *pair_tables(data)]
+    for decoding in data["decodings"]:
+        if decoding == "beam" or decoding not in data:
+            continue
+        lines += [f"## The same runs, decoded again: {data['decodings'][decoding]}", "",
+                  "Every trained system's final weights decode the same test lines once more with the same beam "
+                  "search, which now never completes a trigram the summary already holds "
+                  f"(`block_ngram_repeat={DECODINGS[decoding]}`), for every system alike. Nothing retrains; lead-3 "
+                  "is unchanged. What a system gains here is what repeating itself cost it.", "",
+                  *system_table(data[decoding]["table"], names, data), "", *pair_tables(data[decoding])]
+    if data["missing_runs"]:
+        lines.append("Runs not finished (not in the tables): " + ", ".join(data["missing_runs"]) + ".")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def system_table(table: dict, names, data: dict, with_reference: bool = False) -> list[str]:
+    lines = ["| system | " + " | ".join(NAMES[m] for m in METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
     for s in names:
-        lines.append(f"| {s} ({data['systems'][s]}) | " + " | ".join(_cell(table[s][m], DIGITS[m]) for m in METRICS)
-                     + " |")
-    lines.append("| the reference | " + " | ".join(
-        f"{ref[m]:.{DIGITS[m]}f}" if m in ref else "-" for m in METRICS) + " |")
-    lines += ["", "Paired by seed, each system minus pg400 (mean ± standard error of the per-seed differences). "
-              "Verdict rule: \"A beats B\" (or higher / lower) only when the paired mean exceeds two standard "
-              "errors, else \"not distinguishable\".", ""]
-    for title, pairs in (("minus pg400", data["paired_with_pg400"]), ("other pairs", data["paired_other"])):
+        if s in table:
+            lines.append(f"| {s} ({data['systems'][s]}) | "
+                         + " | ".join(_cell(table[s][m], DIGITS[m]) for m in METRICS) + " |")
+    if with_reference:
+        ref = data["reference"]
+        lines.append("| the reference | " + " | ".join(
+            f"{ref[m]:.{DIGITS[m]}f}" if m in ref else "-" for m in METRICS) + " |")
+    return lines
+
+
+def pair_tables(pairs_of: dict) -> list[str]:
+    lines = []
+    for title, pairs in (("minus pg400", pairs_of["paired_with_pg400"]), ("other pairs", pairs_of["paired_other"])):
         if not pairs:
             continue
         lines += [f"| {title} | " + " | ".join(NAMES[m] for m in METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
@@ -527,10 +693,7 @@ def markdown(data: dict, names, seeds) -> str:
                 + ("" if d[m]["se"] is None else f" ± {d[m]['se']:.{DIGITS[m]}f}") + f" ({d[m]['verdict']})"
                 for m in METRICS) + " |")
         lines.append("")
-    if data["missing_runs"]:
-        lines.append("Runs not finished (not in the tables): " + ", ".join(data["missing_runs"]) + ".")
-        lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 # -- what a run costs -----------------------------------------------------------------------------
@@ -899,6 +1062,8 @@ def build_parser() -> Parser:
             p.add_argument("--threads", type=whole_number(1), default=1, help="torch threads per run")
         if name == "report":
             p.add_argument("--out", type=Path, default=RESULTS, help="where cnndm_dca.{json,md} go")
+            p.add_argument("--jobs", type=whole_number(1), default=1,
+                           help="runs decoded again at once (without repeated trigrams), one process each")
         if name == "cost":
             p.add_argument("--steps", type=whole_number(1), default=30, help="training steps timed per system and phase")
             p.add_argument("--rl-steps", type=whole_number(1), default=5, help="RL steps timed (each samples 32 summaries)")
@@ -1027,7 +1192,7 @@ def main(argv=None) -> int:
         print(f"done; python experiments/cnndm_dca.py report {repo_path(args.folder)} writes the table",
               file=sys.stderr)
     elif args.what == "report":
-        report(args.folder, args.systems, seeds, lines, args.runs, args.out, command_line(__file__, argv))
+        report(args.folder, args.systems, seeds, lines, args.runs, args.out, command_line(__file__, argv), args.jobs)
     else:
         out = cost(args.folder, args.systems, lines, args.steps, args.rl_steps, args.decode_articles, args.runs,
                    len(seeds))

@@ -147,7 +147,54 @@ def test_a_tiny_table_trains_is_kept_and_reports(tmp_path, capsys):
     assert data["table"]["pg400"]["rouge1"]["mean"] == pytest.approx(stored["rouge1"], abs=1e-3)
     scores = json.loads((runs / "pg400" / "seed0" / "scores.json").read_text())["per_article"]
     assert len(scores["late_words"]) == 4 and data["table"]["lead3"]["late_words"]["mean"] == 0.0
+    # decoded again without repeated trigrams, once: every trained system's summaries hold none
+    blocked = {s: runs / s / "seed0" / "summaries-block3.txt" for s in kept}
+    assert all(len(f.read_text().splitlines()) == 4 for f in blocked.values())
+    assert {s: data["block3"]["table"][s]["repeated_trigrams"]["mean"] for s in kept} == dict.fromkeys(kept, 0.0)
+    assert data["block3"]["table"]["lead3"] == data["table"]["lead3"]
+    assert "## The same runs, decoded again" in md and "dca3 minus pg400" in data["block3"]["paired_with_pg400"]
+    stamps = {s: f.stat().st_mtime_ns for s, f in blocked.items()}
+    assert cnndm_dca.main(["report", str(REAL), *try_, "--out", str(out)]) == 0
+    assert stamps == {s: f.stat().st_mtime_ns for s, f in blocked.items()}
+    # the run's weights, read back and decoded as the run decoded them, give the run's own summaries
+    run = runs / "dca3" / "seed0"
+    own = (run / "summaries.txt").read_text()
+    cnndm_dca.decode_again(str(run), str(REAL), [16, 4], "beam", data["code"])
+    assert (run / "summaries.txt").read_text() == own
     assert cnndm_dca.main(["cost", str(REAL), "--systems", "pg400", "--steps", "1", "--decode-articles", "2",
                            *try_]) == 0
     assert "one run" in capsys.readouterr().err
     assert set(json.loads((runs / "cost.json").read_text())["systems"]) == {"pg400"}
+
+
+# -- runs of another commit count only when their training is shown to be the same ---------------------
+def test_a_run_of_another_commit_counts_only_when_listed(tmp_path):
+    settings = {"system": "pg400", "seed": 0}
+    code = cnndm_dca.code_fingerprint(cnndm_dca.TRAINING_PATHS)
+    listed = next(iter(cnndm_dca.SAME_TRAINING))
+    run = tmp_path / "pg400" / "seed0"
+    run.mkdir(parents=True)
+    (run / "summaries.txt").write_text("a summary\n")
+    for stored, counts in ((code, True), (listed, True), ("0123456789abcdef", False)):
+        (run / "result.json").write_text(json.dumps({"settings": settings, "code": stored, "init_weights": None,
+                                                     "result": {}}))
+        assert (cnndm_dca.kept(run, settings, code) is not None) is counts, stored
+        assert cnndm_dca.kept(run, {**settings, "seed": 1}, code) is None          # other settings never count
+
+
+@pytest.mark.skipif(not (REAL / "test.source").is_file(), reason="no ../shared/data/cnndm here")
+def test_same_training_as_the_kept_runs(tmp_path):
+    """SAME_TRAINING's check, trained again: the quick run of pg400 and dca3 under this code gives the
+    weights and summaries e747435 gave (where the kernels are those that ran it)."""
+    import torch
+
+    check = cnndm_dca.SAME_TRAINING_CHECK
+    if (torch.__version__, torch.backends.cpu.get_cpu_capability()) != (check["torch"], check["cpu_capability"]):
+        pytest.skip(f"the check ran on PyTorch {check['torch']} with {check['cpu_capability']} kernels")
+    runs = tmp_path / "runs"
+    assert cnndm_dca.main(["run", str(REAL), "--lines", *map(str, check["lines"]), "--seeds", "0",
+                           "--systems", "pg400", "dca3", "--runs", str(runs)]) == 0
+    for system in ("pg400", "dca3"):
+        run = runs / system / "seed0"
+        state = torch.load(run / "last.pt", map_location="cpu", weights_only=True)["model"]
+        assert (cnndm_dca.state_sha(state), cnndm_dca.file_sha(run / "summaries.txt")) == check[system], system

@@ -82,8 +82,9 @@ class SummarizerRecipe(Recipe):
         # batches of similar source lengths: about a third less work on SynthNews
         return source_length_buckets(train, self.config.batch_size, seed) if self.config.bucket else None
 
-    def predict(self, model, examples, vocab, device) -> list[list[str]]:
-        """Beam search (``beam_size``; 1 = greedy) over batches of similar source lengths."""
+    def predict(self, model, examples, vocab, device, block_ngram_repeat: int = 0) -> list[list[str]]:
+        """Beam search (``beam_size``; 1 = greedy) over batches of similar source lengths;
+        with ``block_ngram_repeat=n`` > 0, no summary repeats an n-gram (beam search, even with one beam)."""
         model.eval()
         order = sorted(range(len(examples)), key=lambda i: len(examples[i].source))
         preds: list = [None] * len(examples)
@@ -92,9 +93,9 @@ class SummarizerRecipe(Recipe):
         for i in range(0, len(order), step):
             idx = order[i: i + step]
             batch = self.make_batch([examples[j] for j in idx], vocab).to(device)
-            if c.beam_size > 1:
+            if c.beam_size > 1 or block_ngram_repeat:
                 decoded = beam_search(model, batch, c.beam_size, max_len=max_len, min_len=min_len,
-                                      length_penalty=c.length_penalty)
+                                      length_penalty=c.length_penalty, block_ngram_repeat=block_ngram_repeat)
             else:
                 decoded = greedy(model, batch, max_len)
             for j, ids, oovs in zip(idx, decoded.ids, batch.oovs):
