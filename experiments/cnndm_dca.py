@@ -594,7 +594,7 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
             **by_decoding["beam"], "reference": reference,
             "decodings": {d: DECODING_NAMES[d] for d in DECODINGS},
             **{d: by_decoding[d] for d in DECODINGS if d != "beam"},
-            "runs": kept_runs, "missing_runs": missing,
+            "runs": kept_runs, "cost": run_cost(kept_runs, runs), "missing_runs": missing,
             "per_article": f"{repo_path(runs)}/SYSTEM/seedS/scores.json and scores-block3.json "
                            "(summaries.txt and summaries-block3.txt)"}
     md = markdown(data, names, seeds)
@@ -605,6 +605,21 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
                  measures=["experiments/cnndm_dca.py", *TRAINING_PATHS])
     print(md)
     return data
+
+
+def run_cost(kept_runs: dict, runs: Path) -> dict:
+    """What the kept runs took: per system the mean seconds of a run's training, decoding and decoding
+    again (one thread each), and the sum over all runs, in hours of one thread; the CPUs they ran on."""
+    by_system: dict = {}
+    for name, result in kept_runs.items():
+        by_system.setdefault(name.split("/")[0], []).append(result)
+    parts = ("train_seconds", "decode_seconds", *(f"{d}_decode_seconds" for d in DECODINGS if d != "beam"))
+    per_system = {s: {p: round(statistics.fmean(r.get(p, 0.0) for r in rs), 1) for p in parts} | {"runs": len(rs)}
+                  for s, rs in by_system.items()}
+    total = sum(r.get(p, 0.0) for r in kept_runs.values() for p in parts)
+    cpus = sorted({json.loads((runs / name / "result.json").read_text()).get("cpu", "?") for name in kept_runs})
+    return {"per_system": per_system, "one_thread_hours": round(total / 3600, 2), "cpus": cpus,
+            "note": "each run on one thread; with two runs at once on 2 cores, about half the hours in wall time"}
 
 
 def tables(per_article: dict, names, seeds) -> dict:
@@ -662,6 +677,16 @@ def markdown(data: dict, names, seeds) -> str:
                   f"(`block_ngram_repeat={DECODINGS[decoding]}`), for every system alike. Nothing retrains; lead-3 "
                   "is unchanged. What a system gains here is what repeating itself cost it.", "",
                   *system_table(data[decoding]["table"], names, data), "", *pair_tables(data[decoding])]
+    cost = data["cost"]
+    lines += ["## What it cost", "",
+              f"{sum(c['runs'] for c in cost['per_system'].values())} runs, one thread each, on "
+              f"{' and '.join(cost['cpus'])}: {cost['one_thread_hours']:.1f} hours of one thread in all "
+              f"({cost['note']}). Mean seconds a run:", "",
+              "| system | runs | training | decoding | decoding again |", "|---|---|---|---|---|"]
+    for s, c in cost["per_system"].items():
+        again = sum(v for k, v in c.items() if k.endswith("_decode_seconds") and k != "decode_seconds")
+        lines.append(f"| {s} | {c['runs']} | {c['train_seconds']:,.0f} | {c['decode_seconds']:,.0f} | {again:,.0f} |")
+    lines.append("")
     if data["missing_runs"]:
         lines.append("Runs not finished (not in the tables): " + ", ".join(data["missing_runs"]) + ".")
         lines.append("")
