@@ -33,7 +33,8 @@ from typing import Callable
 
 from .shipped import results_file
 
-__all__ = ["Row", "Results", "MissingResult", "scoreboard_rows", "scoreboard_table", "suite_tables", "ROWS"]
+__all__ = ["Row", "Results", "MissingResult", "real_news_tables", "scoreboard_rows", "scoreboard_table", "suite_tables",
+           "ROWS"]
 
 #: The papers' figures the rows compare with (not measured here).
 DMN_PAPER_MEAN = 93.6                   # Kumar et al. 2016, Table 1: DMN, bAbI 1k, mean over the 20 tasks (%)
@@ -396,4 +397,33 @@ def suite_tables(suite: dict, title: str) -> str:
         lines.append(f"{'':>46}" + "".join(f"{label:>14}" for _, label, _ in part))
         for row in suite["rows"]:
             lines.append(f"{row['label']:>46}" + "".join(f"{c:>14}" for c in _suite_cells(row, part, seeds)))
+    return "\n".join(lines)
+
+
+#: The real-news table's columns (``experiments/cnndm_dca.py``): (key, label, digits).
+REAL_NEWS_COLUMNS = (("rouge1", "R-1", 2), ("rouge2", "R-2", 2), ("rougeL", "R-L", 2), ("rougeLsum", "R-Lsum", 2),
+                     ("repeated_trigrams", "rep. 3-grams", 3), ("novel_bigrams", "novel 2-grams", 3),
+                     ("late_words", "late words", 3), ("late_in_reference", "late in ref.", 3))
+
+
+def real_news_tables(data: dict, decoding: str = "beam") -> str:
+    """``cnndm_dca.json`` as text: each system's mean ± sd over the seeds (ROUGE, then repetition and late words),
+    then the paired differences by seed (mean ± standard error, and what two standard errors allow one to say).
+    ``decoding``: ``beam`` (the runs' own summaries) or ``block3`` (the same weights decoded again with no trigram
+    repeated)."""
+    part = data if decoding == "beam" else data[decoding]
+    lines = [f"CNN/DailyMail, {data['decodings'][decoding]}: trained on lines {data['train_lines']}, scored on lines "
+             f"{data['test_lines']},", f"mean ± sd over seeds {', '.join(map(str, data['seeds']))}; {data['note']}"]
+    for columns in (REAL_NEWS_COLUMNS[:4], REAL_NEWS_COLUMNS[4:]):
+        lines.append(f"{'':>18}" + "".join(f"{label:>16}" for _, label, _ in columns))
+        for system, row in part["table"].items():
+            cells = ["—" if row[k]["mean"] is None else f"{row[k]['mean']:.{d}f}"
+                     + ("" if row[k]["sd"] is None else f" ± {row[k]['sd']:.{d}f}") for k, _, d in columns]
+            lines.append(f"{system:>18}" + "".join(f"{c:>16}" for c in cells))
+    lines.append(f"paired by seed (mean ± standard error of the {len(data['seeds'])} differences):")
+    shown = [c for c in REAL_NEWS_COLUMNS if c[0] in ("rouge1", "rougeL", "repeated_trigrams")]
+    for label, pair in {**part["paired_with_pg400"], **part["paired_other"]}.items():
+        lines.append(f"  {label}")
+        lines += [f"{name:>18}{pair[k]['mean']:>+10.{d}f} ± {pair[k]['se']:<8.{d}f}{pair[k]['verdict']}"
+                  for k, name, d in shown if k in pair and pair[k]["se"] is not None]
     return "\n".join(lines)

@@ -117,12 +117,13 @@ class TextSummary:
 
 
 def summarise_text(recipe, model, vocab, text: str = "", *, device=None, beam_size: int | None = None,
-                   max_words: int | None = None) -> TextSummary:
+                   max_words: int | None = None, block_ngram_repeat: int = 0) -> TextSummary:
     """Summarise ``text`` (empty: the stored example article) as ``recipe`` evaluates, with what to look inside.
 
     ``recipe``, ``model``, ``vocab``: a pointer-generator or DCA run (``load_run(...)[:3]``); ``device``: the one
     the model is on (default: its parameters'); ``beam_size`` and ``max_words`` default to the recipe's (its
-    ``beam_size``; the longest summary it decodes).  Text with no word raises :class:`ArticleTextError`.
+    ``beam_size``; the longest summary it decodes); ``block_ngram_repeat=n`` > 0: no n-gram said twice (beam
+    search, as ``recipe.predict``'s).  Text with no word raises :class:`ArticleTextError`.
     """
     if recipe.name not in MODELS:
         raise InputError(f"summarise_text reads a pointer-generator or dca run, not a {recipe.name} run")
@@ -134,9 +135,10 @@ def summarise_text(recipe, model, vocab, text: str = "", *, device=None, beam_si
     model.eval()
     batch = recipe.make_batch([example], vocab).to(device)
     # predict()'s search, with each step's info kept along the returned hypothesis
-    if k > 1:
+    if k > 1 or block_ngram_repeat:
         decoded = beam_search(model, batch, k, max_len=longest, min_len=min(shortest, longest),
-                              length_penalty=recipe.config.length_penalty, return_info=True)
+                              length_penalty=recipe.config.length_penalty, block_ngram_repeat=block_ngram_repeat,
+                              return_info=True)
     else:
         decoded = greedy(model, batch, longest)
     ids = decoded.ids[0]

@@ -107,6 +107,23 @@ def test_the_summary_is_the_recipes_own(summaries, runs, name):
     assert summaries[name][0].words == recipe.predict(model, [text_example("")], vocab, "cpu")[0]
 
 
+def repeated_trigrams(words) -> int:
+    trigrams = list(zip(words, words[1:], words[2:]))
+    return len(trigrams) - len(set(trigrams))
+
+
+@pytest.mark.parametrize("name", CHECKPOINTS)
+def test_no_trigram_twice_when_asked_as_predict_does(runs, name):
+    """A text that says one sentence 60 times: the SynthNews DCA repeats itself unless told not to."""
+    recipe, model, vocab = runs[name]
+    text = "the council closed the bridge on monday .\n" * 60
+    result = summarise_text(recipe, model, vocab, text, block_ngram_repeat=3)
+    assert result.words == recipe.predict(model, [text_example(text)], vocab, "cpu", block_ngram_repeat=3)[0]
+    assert repeated_trigrams(result.words) == 0 < len(result.words)
+    if name.startswith("dca3"):
+        assert repeated_trigrams(summarise_text(recipe, model, vocab, text).words) > 0
+
+
 def test_greedy_when_beam_size_is_one(runs):
     recipe, model, vocab = runs["pg400-synthnews-long"]
     result = summarise_text(recipe, model, vocab, "", beam_size=1, max_words=12)
