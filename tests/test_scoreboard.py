@@ -111,3 +111,36 @@ def test_the_communication_row_reads_the_deepest_k_and_turns_with_it(tmp_path):
         (folder / "communication.json").write_text(json.dumps(comm))
         got, measured = row(Results(folder))
         assert got == verdict and measured.startswith("7 contextual layers minus none"), (got, measured)
+
+
+# -- the real-news table as text ----------------------------------------------------------------------------------
+def _figure(mean, sd=None):
+    return {"values": [mean], "mean": mean, "sd": sd}
+
+
+def _real_news(dca_r1: float, se: float) -> dict:
+    """A cnndm_dca.json with two systems over two seeds, dca3 minus pg400 being ``dca_r1`` ± ``se`` in R-1."""
+    metrics = ("rouge1", "rouge2", "rougeL", "rougeLsum", "repeated_trigrams", "novel_bigrams", "late_words",
+               "late_in_reference")
+    table = {"pg400": {m: _figure(30.0, 0.5) for m in metrics}, "dca3": {m: _figure(30.0 + dca_r1) for m in metrics}}
+    table["dca3"]["late_in_reference"] = _figure(None)
+    verdict = "not distinguishable" if abs(dca_r1) <= 2 * se else "dca3 beats pg400" if dca_r1 > 0 else \
+        "pg400 beats dca3"
+    pair = {"dca3 minus pg400": {"rouge1": {"diffs": [dca_r1], "mean": dca_r1, "se": se, "verdict": verdict}}}
+    part = {"table": table, "paired_with_pg400": pair, "paired_other": {}}
+    return {"seeds": [0, 1], "train_lines": "1-10000", "test_lines": "10001-11490", "note": "not comparable",
+            "decodings": {"beam": "beam search (4 beams)", "block3": "no trigram repeated"}, **part,
+            "block3": {**part, "paired_with_pg400": {"dca3 minus pg400": {"rouge1": {**pair["dca3 minus pg400"][
+                "rouge1"], "mean": 1.5}}}}}
+
+
+def test_the_real_news_table_prints_each_figure_and_the_verdict_the_pair_carries():
+    from dca_course.scoreboard import real_news_tables
+
+    text = real_news_tables(_real_news(-9.25, 0.5))
+    assert "30.00 ± 0.50" in text and "20.75" in text and "—" in text        # a figure no run has: a dash
+    assert "dca3 minus pg400" in text and "-9.25 ± 0.50" in text and "pg400 beats dca3" in text
+    assert "not distinguishable" in real_news_tables(_real_news(-0.5, 0.5))
+    assert "+1.50 ± 0.50" in real_news_tables(_real_news(-9.25, 0.5), "block3")
+    assert "no trigram repeated" in real_news_tables(_real_news(-9.25, 0.5), "block3")
+    assert max(len(line) for line in text.splitlines()) <= 120
