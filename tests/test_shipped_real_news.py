@@ -80,17 +80,24 @@ def is_recorded(folder: Path) -> dict:
     return info
 
 
-def example_summary(recipe, model, vocab) -> str:
-    return " ".join(summarise_text(recipe, model, vocab, "", device="cpu").words)
+def blocked(info: dict) -> int:
+    """The n of no n-gram said twice that the checkpoint decodes with (0: the recipe's own search)."""
+    return info.get("decoding", {}).get("block_ngram_repeat", 0)
+
+
+def example_summary(recipe, model, vocab, info: dict) -> str:
+    return " ".join(summarise_text(recipe, model, vocab, "", device="cpu", block_ngram_repeat=blocked(info)).words)
 
 
 def held_out_rouge(recipe, model, vocab, info: dict, data: Path) -> dict:
-    """ROUGE on the held-out lines that checkpoint.json names, as the recipes evaluate (``recipe.score``)."""
+    """ROUGE on the held-out lines that checkpoint.json names, as the recipes evaluate (``recipe.predict`` with the
+    checkpoint's decoding, ``recipe.score_predictions``)."""
     first, last = info["held_out"]["first_line"], info["held_out"]["last_line"]
     assert cnndm_dca.lines_sha(data, first, last) == info["held_out"]["lines_sha"], "not the same lines of data"
     examples = load_cnndm(data, "test", limit=last - first + 1, start=first - 1)
     with torch.no_grad():
-        scores = recipe.score(model, examples, vocab, "cpu", "summaries")
+        preds = recipe.predict(model, examples, vocab, "cpu", block_ngram_repeat=blocked(info))
+        scores = recipe.score_predictions(preds, examples, vocab, "summaries")
     return {k: scores[k] for k in ("rouge1", "rouge2", "rougeL", "rougeLsum")}
 
 
@@ -110,7 +117,7 @@ def test_it_loads_with_weights_only_is_a_few_mb_and_gives_its_stored_example_sum
     assert info["file"]["bytes"] < 10_000_000 and info["trained_on"]["articles"] == cnndm_dca.N_TRAIN
     assert (info["held_out"]["first_line"], info["held_out"]["last_line"]) == (10_001, 10_050)
     recipe, model, vocab = loads_in_float32(folder, monkeypatch)
-    assert example_summary(recipe, model, vocab) == info["example"]["summary"]
+    assert example_summary(recipe, model, vocab, info) == info["example"]["summary"]
 
 
 @pytest.mark.skipif(not HAVE_DATA, reason=NO_DATA)
@@ -128,9 +135,10 @@ TINY = ["--lines", "32", "8"]
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """A pg400 run of the real-news table on 32 training lines (a few seconds), kept in its run folder."""
+    """A pg400 and a dca3 run of the real-news table on 32 training lines (seconds), kept in their run folders."""
     runs = tmp_path_factory.mktemp("cnndm_runs")
-    assert cnndm_dca.main(["run", str(REAL), "--systems", "pg400", "--seeds", "0", "--runs", str(runs), *TINY]) == 0
+    assert cnndm_dca.main(["run", str(REAL), "--systems", "pg400", "dca3", "--seeds", "0", "--runs", str(runs),
+                           *TINY]) == 0
     return runs
 
 
@@ -170,7 +178,7 @@ def test_ship_writes_a_float16_checkpoint_that_gives_its_stored_summary_and_roug
     state = torch.load(folder / "last.pt", weights_only=True)["model"]   # the one embedding stays stored once
     assert state["embedding.weight"].data_ptr() == state["encoder.embedding.weight"].data_ptr()
     assert info["parameters"] == sum(t.numel() for k, t in state.items() if k != "encoder.embedding.weight")
-    assert example_summary(recipe, model, vocab) == info["example"]["summary"]
+    assert example_summary(recipe, model, vocab, info) == info["example"]["summary"]
     assert held_out_rouge(recipe, model, vocab, info, REAL) == pytest.approx(stored_rouge(info), abs=1e-6)
     # one bit of the weights changed: checkpoint_folder refuses the folder
     weights = bytearray((folder / "last.pt").read_bytes())
@@ -232,3 +240,53 @@ def test_half_weights_keep_a_shared_tensor_shared_and_leave_integers():
     assert out["a"] is out["b"] and out["a"].dtype == out["c"].dtype == torch.float16
     assert out["n"].dtype == torch.int64 and torch.equal(out["a"].float(), shared.half().float())
     assert cnndm_dca.distinct_parameters({"a": shared, "b": shared, "c": torch.randn(2)}) == 17
+
+
+# -- the DCA ships only if it holds up ---------------------------------------------------------------------------
+def report_saying(r1_minus_pg400: float | None) -> dict:
+    """A cnndm_dca.json of seed 0 whose dca3 minus pg400, both decoded with no trigram repeated, is
+    ``r1_minus_pg400`` R-1."""
+    pairs = {} if r1_minus_pg400 is None else {"dca3 minus pg400": {"rouge1": {
+        "diffs": [r1_minus_pg400], "mean": r1_minus_pg400, "se": None, "verdict": "not distinguishable"}}}
+    return {"seeds": [0], "block3": {"paired_with_pg400": pairs}}
+
+
+@pytest.mark.parametrize("r1, ships", [(-2.9, True), (-3.0, True), (-3.1, False), (+1.0, True), (None, False)])
+def test_the_rule_a_dca_ships_by(r1, ships):
+    ok, why = cnndm_dca.holds_up(report_saying(r1), "dca3")
+    assert ok is ships and "dca3 minus pg400" in why
+    partial = {**report_saying(r1), "seeds": [0, 1]}                                      # one seed of two: not judged
+    assert cnndm_dca.holds_up(partial, "dca3")[0] is False
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason=NO_DATA)
+@pytest.mark.parametrize("report, says", [(None, "no such file"), (-5.0, "does not hold up (R-1, dca3 minus pg400")])
+def test_a_dca_that_does_not_hold_up_is_refused(report, says, tiny_run, package, tmp_path, capsys):
+    where = tmp_path / "cnndm_dca.json"
+    if report is not None:
+        where.write_text(json.dumps(report_saying(report)))
+    argv = ["ship", str(REAL), "--system", "dca3", *TINY, "--runs", str(tiny_run), "--checkpoints", str(package),
+            "--report", str(where)]
+    with pytest.raises(SystemExit):
+        cnndm_dca.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert not list(package.iterdir())
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason=NO_DATA)
+def test_a_dca_that_holds_up_ships_decoding_with_no_trigram_twice(tiny_run, package, tmp_path, monkeypatch):
+    where = tmp_path / "cnndm_dca.json"
+    where.write_text(json.dumps(report_saying(-1.0)))
+    assert cnndm_dca.main(["ship", str(REAL), "--system", "dca3", *TINY, "--runs", str(tiny_run),
+                           "--checkpoints", str(package), "--report", str(where)]) == 0
+    folder = checkpoint_folder("dca3-cnndm")
+    info = is_recorded(folder)
+    assert info["decoding"]["block_ngram_repeat"] == 3 and "block_ngram_repeat=3" in info["example"]["how"]
+    recipe, model, vocab = loads_in_float32(folder, monkeypatch)
+    summary = example_summary(recipe, model, vocab, info)
+    assert summary == info["example"]["summary"]
+    words = summary.split()
+    trigrams = list(zip(words, words[1:], words[2:]))
+    assert len(set(trigrams)) == len(trigrams)
+    assert held_out_rouge(recipe, model, vocab, info, REAL) == pytest.approx(stored_rouge(info), abs=1e-6)
