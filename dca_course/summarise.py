@@ -262,11 +262,11 @@ def _explorer_class():
 
 
 def article_explorer(recipe, model, vocab, text: str = "", *, device=None, beam_size: int | None = None,
-                     max_words: int | None = None, word: int = 0):
+                     max_words: int | None = None, block_ngram_repeat: int = 0, word: int = 0):
     """An ipywidgets explorer: a box to paste an article into (empty: the stored example), a button that
-    summarises it (:func:`summarise_text`), a slider that chooses a summary word, and :func:`summary_html` of
-    that word.  Text with no word shows one line, ``dca-course: error: ...``.  It opens on ``text``, at summary
-    word ``word`` (a new summary starts at word 0)."""
+    summarises it (:func:`summarise_text`, with ``beam_size``, ``max_words`` and ``block_ngram_repeat``), a slider
+    that chooses a summary word, and :func:`summary_html` of that word.  Text with no word shows one line,
+    ``dca-course: error: ...``.  It opens on ``text``, at summary word ``word`` (a new summary starts at word 0)."""
     if isinstance(word, bool) or not isinstance(word, int) or word < 0:
         raise InputError(f"article_explorer: word must be a whole number of 0 or more, not {word!r}")
     widgets, ArticleExplorer = _explorer_class()
@@ -283,8 +283,8 @@ def article_explorer(recipe, model, vocab, text: str = "", *, device=None, beam_
 
     def run(_=None):
         try:
-            current["result"] = summarise_text(recipe, model, vocab, box.value, device=device,
-                                               beam_size=beam_size, max_words=max_words)
+            current["result"] = summarise_text(recipe, model, vocab, box.value, device=device, beam_size=beam_size,
+                                               max_words=max_words, block_ngram_repeat=block_ngram_repeat)
         except ArticleTextError as exc:
             current["result"] = None
             slider.max = 0

@@ -122,6 +122,8 @@ def test_no_trigram_twice_when_asked_as_predict_does(runs, name):
     assert repeated_trigrams(result.words) == 0 < len(result.words)
     if name.startswith("dca3"):
         assert repeated_trigrams(summarise_text(recipe, model, vocab, text).words) > 0
+        explorer = article_explorer(recipe, model, vocab, text, block_ngram_repeat=3)
+        assert explorer.children[2].value == summary_html(result, 0)                # the explorer decodes alike
 
 
 def test_greedy_when_beam_size_is_one(runs):
