@@ -72,7 +72,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root first (CONTRIBUTING.md, "Scripts")
-from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, code_fingerprint, command_line, cpu_model, cpu_name,  # noqa: E402
+from tools.provenance import (RESULTS, ROOT, SUMMARIZER_CODE, code_fingerprint, command_line, cpu_model,  # noqa: E402
                               git_commit, repo_path, write_json, write_lines, write_report)
 
 from dca_course.__main__ import whole_number  # noqa: E402  (the command line's range-checked whole numbers)
@@ -328,6 +328,7 @@ def train_run(system: str, seed: int, folder: str, lines, runs: str, device: str
     recipe = make_recipe(system, init.resolve() if init else None)
     recipe.check_data(data)
     recipe.config = recipe.config.for_data(data)          # the decode lengths: CNN/DailyMail's 35..120
+    resumed = epochs_done(out)
     model, vocab, history, seconds = recipe.fit_model(recipe.training_data(data), dev, out, seed=seed,
                                                       progress=False, resume=True, log=None)
     started = time.perf_counter()
@@ -339,10 +340,20 @@ def train_run(system: str, seed: int, folder: str, lines, runs: str, device: str
     result = {"scores": {k: round(v, 4) for k, v in scores.items() if isinstance(v, float)},
               "epochs": len(history.epochs), "final_loss": history.last("loss"),
               "train_seconds": round(seconds, 1), "decode_seconds": round(decode_seconds, 1),
-              "device": dev.type, "threads": threads}
+              "device": dev.type, "threads": threads, "resumed_after_epoch": resumed}
     write_json(out / "result.json", {**mark, "result": result, "commit": commit, "uncommitted_changes": dirty,
-                                     "cpu": cpu_name(), "test_ids": [ex.id for ex in data.test]})
+                                     "cpu": cpu_model(), "test_ids": [ex.id for ex in data.test]})
     return result
+
+
+def epochs_done(run: Path) -> int | None:
+    """The epochs a run folder's ``last.pt`` holds, every phase's (the run goes on from there; its
+    ``epoch`` counts within the last phase), None without one."""
+    if not (run / "last.pt").is_file():
+        return None
+    from dca_course.train import load_checkpoint
+
+    return len(load_checkpoint(run / "last.pt", map_location="cpu").get("history") or [])
 
 
 def _train_job(job):
@@ -463,7 +474,7 @@ def decode_again(run: str, folder: str, lines, decoding: str, code: str) -> floa
     seconds = round(time.perf_counter() - started, 1)
     write_lines(summaries_path(run, decoding), [" ".join(p) for p in preds])
     write_json(run / f"decoded-{decoding}.json", {"key": decode_key(run, decoding, code), "seconds": seconds,
-                                                  "cpu": cpu_name(), "commit": git_commit()[0]})
+                                                  "cpu": cpu_model(), "commit": git_commit()[0]})
     return seconds
 
 
@@ -607,18 +618,36 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
     return data
 
 
+#: Runs stopped part way (a session's end) and resumed from their last epoch: a run's ``train_seconds``
+#: counts only the process that finished it, so :func:`run_cost` leaves these out of the means and counts
+#: each at its system's mean.  What the logs (``run``'s lines) and the files' times show.
+INTERRUPTED = {
+    "dca3/seed1": "stopped after 2 of its 3 epochs when the session ended (last.pt 11:36, 2026-11-29), resumed at "
+                  "12:28; its train_seconds, 1,524, are its last epoch's",
+}
+
+
 def run_cost(kept_runs: dict, runs: Path) -> dict:
     """What the kept runs took: per system the mean seconds of a run's training, decoding and decoding
-    again (one thread each), and the sum over all runs, in hours of one thread; the CPUs they ran on."""
+    again (one thread each; the runs of :data:`INTERRUPTED` left out), and the sum over all runs in hours
+    of one thread (an interrupted run counted at its system's mean); the CPUs they ran on."""
     by_system: dict = {}
     for name, result in kept_runs.items():
-        by_system.setdefault(name.split("/")[0], []).append(result)
+        by_system.setdefault(name.split("/")[0], []).append((name, result))
     parts = ("train_seconds", "decode_seconds", *(f"{d}_decode_seconds" for d in DECODINGS if d != "beam"))
-    per_system = {s: {p: round(statistics.fmean(r.get(p, 0.0) for r in rs), 1) for p in parts} | {"runs": len(rs)}
-                  for s, rs in by_system.items()}
-    total = sum(r.get(p, 0.0) for r in kept_runs.values() for p in parts)
+    per_system, total = {}, 0.0
+    for system, named in by_system.items():
+        whole = [r for name, r in named if name not in INTERRUPTED and not r.get("resumed_after_epoch")] or \
+            [r for _, r in named]
+        per_system[system] = {p: round(statistics.fmean(r.get(p, 0.0) for r in whole), 1) for p in parts}
+        per_system[system].update(runs=len(named), measured_runs=len(whole))
+        total += len(named) * sum(per_system[system][p] for p in parts)
     cpus = sorted({json.loads((runs / name / "result.json").read_text()).get("cpu", "?") for name in kept_runs})
     return {"per_system": per_system, "one_thread_hours": round(total / 3600, 2), "cpus": cpus,
+            "report_machine": cpu_model(),
+            "interrupted": {**{k: f"resumed after epoch {r['resumed_after_epoch']}; its train_seconds count what "
+                                  "came after" for k, r in kept_runs.items() if r.get("resumed_after_epoch")},
+                            **{k: v for k, v in INTERRUPTED.items() if k in kept_runs}},
             "note": "each run on one thread; with two runs at once on 2 cores, about half the hours in wall time"}
 
 
@@ -680,13 +709,17 @@ def markdown(data: dict, names, seeds) -> str:
     cost = data["cost"]
     lines += ["## What it cost", "",
               f"{sum(c['runs'] for c in cost['per_system'].values())} runs, one thread each, on "
-              f"{' and '.join(cost['cpus'])}: {cost['one_thread_hours']:.1f} hours of one thread in all "
-              f"({cost['note']}). Mean seconds a run:", "",
-              "| system | runs | training | decoding | decoding again |", "|---|---|---|---|---|"]
+              f"{' and '.join(cost['cpus'])} (the report written on {cost['report_machine']}): "
+              f"{cost['one_thread_hours']:.1f} hours of one thread in all ({cost['note']}). Mean seconds a run, "
+              "over the runs that were not stopped part way:", "",
+              "| system | runs (measured) | training | decoding | decoding again |", "|---|---|---|---|---|"]
     for s, c in cost["per_system"].items():
         again = sum(v for k, v in c.items() if k.endswith("_decode_seconds") and k != "decode_seconds")
-        lines.append(f"| {s} | {c['runs']} | {c['train_seconds']:,.0f} | {c['decode_seconds']:,.0f} | {again:,.0f} |")
+        lines.append(f"| {s} | {c['runs']} ({c['measured_runs']}) | {c['train_seconds']:,.0f} | "
+                     f"{c['decode_seconds']:,.0f} | {again:,.0f} |")
     lines.append("")
+    for name, why in cost["interrupted"].items():
+        lines += [f"Counted at its system's mean: {name}, {why}.", ""]
     if data["missing_runs"]:
         lines.append("Runs not finished (not in the tables): " + ", ".join(data["missing_runs"]) + ".")
         lines.append("")

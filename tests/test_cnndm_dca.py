@@ -167,6 +167,14 @@ def test_a_tiny_table_trains_is_kept_and_reports(tmp_path, capsys):
                            *try_]) == 0
     assert "one run" in capsys.readouterr().err
     assert set(json.loads((runs / "cost.json").read_text())["systems"]) == {"pg400"}
+    # a run stopped after its last epoch, before it decoded: it goes on from its last.pt, and its cost says so
+    assert json.loads(kept["pg400"].read_text())["result"]["resumed_after_epoch"] is None
+    kept["pg400"].unlink()
+    assert cnndm_dca.main(["run", str(REAL), "--systems", "pg400", *try_]) == 0
+    assert json.loads(kept["pg400"].read_text())["result"]["resumed_after_epoch"] == 3
+    assert cnndm_dca.main(["report", str(REAL), *try_, "--out", str(out)]) == 0
+    cost = json.loads((out / "cnndm_dca.json").read_text())["cost"]
+    assert "resumed after epoch 3" in cost["interrupted"]["pg400/seed0"] and "dca3/seed0" not in cost["interrupted"]
 
 
 # -- runs of another commit count only when their training is shown to be the same ---------------------
