@@ -15,7 +15,11 @@ The model is the recipe's default, input feeding included (``x_t = W_x [E y_{t-1
 as See et al.'s code): each step's input needs the previous step's attention, so the decoder
 LSTM must run cell by cell.  The floor that allows is the third time, the same LSTM layers with
 the decoder run one cell step at a time: ``stepwise_ratio`` (step time / that floor) is the
-like-for-like distance from the limit.  ``--no-input-feeding`` times the model without it,
+like-for-like distance from the limit.  A fourth time adds to that floor the attention each step
+waits for, in its cheapest form (scores through one sigmoid over every source position, their softmax,
+the context fed into the next step's input): ``attention_floor_over_stepwise`` is how much of the
+distance the attention's own arithmetic takes, and ``attention_floor_ratio`` (step time / it) what
+coverage, the pointer, the output layer, the loss and Adam add.  ``--no-input-feeding`` times the model without it,
 whose decoder LSTM is one fused call, against the fused floor.  ``--reference`` times the
 models' own code (the recipe's ``--no-fast-path``) instead of the fast path (:mod:`dca_course.fast`).
 Batches are the recipe's (16 articles of similar lengths, 400/100 tokens).
@@ -103,14 +107,40 @@ def main(argv=None) -> dict:
             dec_out, _ = decoder(x_tgt)
         (enc_out.sum() + dec_out.sum()).backward()
 
-    timings = {"model": [], "lstm": [], "stepwise": []}
+    # the step-by-step floor with the attention that input feeding waits for at every step, in its cheapest
+    # form: the scores v^T sigmoid(W_h h_j + W_s s_t) over every source position (sigmoid: the fast path's
+    # nonlinearity, cheaper than tanh on the CPUs timed), their softmax, the context and its feed into the
+    # next step's input; no coverage, pointer, output layer or loss.  What no code of these equations avoids.
+    A, K = config.attn_size, 2 * config.hidden_size
+    W_s = torch.nn.Linear(config.hidden_size, A).to(device)
+    W_ctx = torch.nn.Linear(K, E, bias=False).to(device)
+    v = torch.randn(A, device=device, requires_grad=True)
+
+    def attention_floor_step(shape):
+        B, S, T = shape
+        x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
+        keys = torch.randn(B, S, K, device=device, requires_grad=True)
+        proj_keys = torch.randn(B, S, A, device=device, requires_grad=True)
+        h = c = torch.zeros(B, config.hidden_size, device=device)
+        context = torch.zeros(B, K, device=device)
+        outs = []
+        for t in range(T):
+            h, c = cell(x_tgt[:, t] + W_ctx(context), (h, c))
+            scores = torch.sigmoid(proj_keys + W_s(h).unsqueeze(1)) @ v                  # (batch, source)
+            context = torch.bmm(torch.softmax(scores, -1).unsqueeze(1), keys).squeeze(1)
+            outs.append(h)
+        (torch.stack(outs, 1).sum() + context.sum()).backward()
+
+    timings = {"model": [], "lstm": [], "stepwise": [], "attention_floor": []}
     runs = {"model": lambda: time_per_call(timer.step, batches, device),
             "lstm": lambda: time_per_call(layers_step, shapes, device),
-            "stepwise": lambda: time_per_call(lambda shape: layers_step(shape, stepwise=True), shapes, device)}
+            "stepwise": lambda: time_per_call(lambda shape: layers_step(shape, stepwise=True), shapes, device),
+            "attention_floor": lambda: time_per_call(attention_floor_step, shapes, device)}
     for _ in range(args.rounds):
         for name, run in runs.items():
             timings[name].append(run())
-    model_step, lstm_step, stepwise = (min(timings[k]) for k in ("model", "lstm", "stepwise"))
+    model_step, lstm_step, stepwise, attention_floor = (min(timings[k]) for k in ("model", "lstm", "stepwise",
+                                                                                   "attention_floor"))
     medians = {k: round(1000 * statistics.median(v), 1) for k, v in timings.items()}
     backend = ("cuDNN " + str(torch.backends.cudnn.version())) if device.type == "cuda" else "CPU kernels"
     result = {"device": device.type, "backend": backend, "threads": args.threads, "profile": args.profile,
@@ -119,6 +149,9 @@ def main(argv=None) -> dict:
               "model_step_ms": round(1000 * model_step, 1), "lstm_layers_ms": round(1000 * lstm_step, 1),
               "lstm_stepwise_decoder_ms": round(1000 * stepwise, 1),
               "ratio": round(model_step / lstm_step, 2), "stepwise_ratio": round(model_step / stepwise, 2),
+              "attention_floor_ms": round(1000 * attention_floor, 1),
+              "attention_floor_over_stepwise": round(attention_floor / stepwise, 2),
+              "attention_floor_ratio": round(model_step / attention_floor, 2),
               "rounds": args.rounds,
               "median_ms": medians, "median_ratio": round(medians["model"] / medians["lstm"], 2),
               "fast_path": not args.reference, "input_feeding": input_feeding}
@@ -131,6 +164,9 @@ def main(argv=None) -> dict:
     print(f"  distance from the limit:       {model_step / lstm_step:8.2f}x  (fastest of {args.rounds} rounds; "
           f"medians {medians['model']} / {medians['lstm']} ms: {result['median_ratio']:.2f}x)")
     print(f"  against the step-by-step floor: {model_step / stepwise:7.2f}x  (the floor input feeding allows)")
+    print(f"  that floor with the attention input feeding waits for (scores, softmax, context): "
+          f"{1000 * attention_floor:.1f} ms,\n  {attention_floor / stepwise:.2f}x the step-by-step floor; our step is "
+          f"{model_step / attention_floor:.2f}x it")
     print(json.dumps(result, sort_keys=True))
     if args.out:
         write_result_json(args.out / f"lstm_limit_{args.profile}.json", result, command=command_line(__file__, argv),

@@ -78,6 +78,9 @@ def test_lstm_limit_and_throughput_run_on_a_few_articles():
     assert limit["ratio"] == pytest.approx(limit["model_step_ms"] / limit["lstm_layers_ms"], rel=0.05)
     assert limit["input_feeding"] and limit["stepwise_ratio"] == pytest.approx(
         limit["model_step_ms"] / limit["lstm_stepwise_decoder_ms"], rel=0.05)       # the default, against its floor
+    assert limit["attention_floor_over_stepwise"] == pytest.approx(
+        limit["attention_floor_ms"] / limit["lstm_stepwise_decoder_ms"], rel=0.05)  # the floor with the attention
+    assert limit["attention_floor_ratio"] == pytest.approx(limit["model_step_ms"] / limit["attention_floor_ms"], rel=0.05)
     speed = load("train_throughput").main(["--articles", "64", "--steps", "1", "--device", "cpu"])
     assert speed["tokens_per_s_random_batches"] > 0 and speed["tokens_per_s_length_buckets"] > 0
 
