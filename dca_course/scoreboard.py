@@ -417,8 +417,8 @@ def real_news_tables(data: dict, decoding: str = "beam") -> str:
     for columns in (REAL_NEWS_COLUMNS[:4], REAL_NEWS_COLUMNS[4:]):
         lines.append(f"{'':>18}" + "".join(f"{label:>16}" for _, label, _ in columns))
         for system, row in part["table"].items():
-            cells = ["—" if row[k]["mean"] is None else f"{row[k]['mean']:.{d}f}"
-                     + ("" if row[k]["sd"] is None else f" ± {row[k]['sd']:.{d}f}") for k, _, d in columns]
+            cells = ["—" if row[k]["mean"] is None else f"{row[k]['mean']:.{d}f}"     # lead-3: the same every seed
+                     + (f" ± {row[k]['sd']:.{d}f}" if row[k]["sd"] else "") for k, _, d in columns]
             lines.append(f"{system:>18}" + "".join(f"{c:>16}" for c in cells))
     lines.append(f"paired by seed (mean ± standard error of the {len(data['seeds'])} differences):")
     shown = [c for c in REAL_NEWS_COLUMNS if c[0] in ("rouge1", "rougeL", "repeated_trigrams")]
