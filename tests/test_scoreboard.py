@@ -144,3 +144,12 @@ def test_the_real_news_table_prints_each_figure_and_the_verdict_the_pair_carries
     assert "+1.50 ± 0.50" in real_news_tables(_real_news(-9.25, 0.5), "block3")
     assert "no trigram repeated" in real_news_tables(_real_news(-9.25, 0.5), "block3")
     assert max(len(line) for line in text.splitlines()) <= 120
+
+
+def test_the_real_news_row_turns_with_the_paired_figure(tmp_path):
+    from dca_course.scoreboard import dca_real_news
+
+    for r1, se, verdict in ((-9.25, 0.5, "no"), (2.0, 0.5, "yes"), (-0.5, 0.5, "partly")):
+        (tmp_path / "cnndm_dca.json").write_text(json.dumps(_real_news(r1, se)))
+        got, measured = dca_real_news(Results(tmp_path))
+        assert got == verdict and f"{r1:+.2f} ± {se:.2f} as decoded" in measured and "+1.50 ± 0.50" in measured
