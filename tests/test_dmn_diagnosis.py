@@ -157,6 +157,11 @@ NOTES_QUOTES = [
               _pp(_stored()["base"]["3"]["per_pass_hits"][2])]),
     ("{}% held out with D1, {}% with the probe", lambda: [_pp(_stored()["D1"]["2"]["held_out_accuracy"]),
                                                       _pp(_stored()["T"]["2"]["held_out_accuracy"])]),
+    ("Task 2's held-out accuracy moves by {} ± {} points: not\n  distinguishable", lambda: _diff("D2-3", "2")),
+    ("Task 2's held-out accuracy falls by\n  {} ± {} points, lower on every seed",
+     lambda: [f"{-float(v):.1f}" if k == 0 else v for k, v in enumerate(_diff("D3", "2"))]),
+    ("by {} ± {} points, and its second pass does not ({} ± {})",
+     lambda: _diff("D3", "2", "per_pass_hits", 0) + _diff("D3", "2", "per_pass_hits", 1)),
 ]
 
 
@@ -174,7 +179,12 @@ def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule()
     assert diag.beyond(table["D1"]["3"]["minus_base"]["held_out_accuracy"]).startswith("no")
     assert diag.beyond(table["T"]["2"]["minus_base"]["held_out_accuracy"]) == "yes"
     assert diag.beyond(table["T"]["3"]["minus_base"]["held_out_accuracy"]) == "yes"
-    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 3
+    assert diag.beyond(table["D2-3"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
+    d3 = table["D3"]["2"]
+    assert diag.beyond(d3["minus_base"]["held_out_accuracy"]) == "yes" and d3["minus_base"]["held_out_accuracy"]["mean"] < 0
+    assert all(d3["per_seed"][k]["held_out_accuracy"] < table["base"]["2"]["per_seed"][k]["held_out_accuracy"]
+               for k in ("0", "1", "2"))                                                 # "lower on every seed"
+    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 4
 
 
 def test_a_kept_run_is_read_back_under_its_own_code_or_a_checked_same_training_only(tmp_path):
