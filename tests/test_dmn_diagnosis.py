@@ -162,6 +162,12 @@ NOTES_QUOTES = [
      lambda: [f"{-float(v):.1f}" if k == 0 else v for k, v in enumerate(_diff("D3", "2"))]),
     ("by {} ± {} points, and its second pass does not ({} ± {})",
      lambda: _diff("D3", "2", "per_pass_hits", 0) + _diff("D3", "2", "per_pass_hits", 1)),
+    ("Task 2's held-out accuracy rises by {} ± {} points, higher on every seed", lambda: _diff("D7", "2")),
+    ("first-pass hits by {} ± {} points, second-pass hits by {} ± {}.",
+     lambda: _diff("D7", "2", "per_pass_hits", 0) + _diff("D7", "2", "per_pass_hits", 1)),
+    ("It is right in {}% of the questions whose second pass finds its fact, against {}% when it misses\n  (the row: "
+     "{}% and {}%)", lambda: [_answered("D7", "2", 1, "hits"), _answered("D7", "2", 1, "misses"),
+                             _answered("base", "2", 1, "hits"), _answered("base", "2", 1, "misses")]),
 ]
 
 
@@ -184,6 +190,10 @@ def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule()
     assert diag.beyond(d3["minus_base"]["held_out_accuracy"]) == "yes" and d3["minus_base"]["held_out_accuracy"]["mean"] < 0
     assert all(d3["per_seed"][k]["held_out_accuracy"] < table["base"]["2"]["per_seed"][k]["held_out_accuracy"]
                for k in ("0", "1", "2"))                                                 # "lower on every seed"
+    d7 = table["D7"]["2"]
+    assert diag.beyond(d7["minus_base"]["held_out_accuracy"]) == "yes" and d7["minus_base"]["held_out_accuracy"]["mean"] > 0
+    assert all(d7["per_seed"][k]["held_out_accuracy"] > table["base"]["2"]["per_seed"][k]["held_out_accuracy"]
+               for k in ("0", "1", "2"))                                                 # "higher on every seed"
     assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 4
 
 
