@@ -424,6 +424,14 @@ REAL_NEWS_COLUMNS = (("rouge1", "R-1", 2), ("rouge2", "R-2", 2), ("rougeL", "R-L
                      ("late_words", "late words", 3), ("late_in_reference", "late in ref.", 3))
 
 
+#: The real-news table's rows, in the order the table reads (a stored JSON file keeps its keys sorted).
+REAL_NEWS_ORDER = ("lead3", "pg400", "pg800", "dca3", "dca3-nomsg", "dca3-rl", "dca3-mle-control")
+
+
+def _in_table_order(names) -> list:
+    return sorted(names, key=lambda s: (REAL_NEWS_ORDER.index(s) if s in REAL_NEWS_ORDER else len(REAL_NEWS_ORDER), s))
+
+
 def real_news_tables(data: dict, decoding: str = "beam") -> str:
     """``cnndm_dca.json`` as text: each system's mean ± sd over the seeds (ROUGE, then repetition and late words),
     then the paired differences by seed (mean ± standard error, and what two standard errors allow one to say).
@@ -434,13 +442,17 @@ def real_news_tables(data: dict, decoding: str = "beam") -> str:
              f"{data['test_lines']},", f"mean ± sd over seeds {', '.join(map(str, data['seeds']))}; {data['note']}"]
     for columns in (REAL_NEWS_COLUMNS[:4], REAL_NEWS_COLUMNS[4:]):
         lines.append(f"{'':>18}" + "".join(f"{label:>16}" for _, label, _ in columns))
-        for system, row in part["table"].items():
+        for system in _in_table_order(part["table"]):
+            row = part["table"][system]
             cells = ["—" if row[k]["mean"] is None else f"{row[k]['mean']:.{d}f}"     # lead-3: the same every seed
                      + (f" ± {row[k]['sd']:.{d}f}" if row[k]["sd"] else "") for k, _, d in columns]
             lines.append(f"{system:>18}" + "".join(f"{c:>16}" for c in cells))
     lines.append(f"paired by seed (mean ± standard error of the {len(data['seeds'])} differences):")
     shown = [c for c in REAL_NEWS_COLUMNS if c[0] in ("rouge1", "rougeL", "repeated_trigrams")]
-    for label, pair in {**part["paired_with_pg400"], **part["paired_other"]}.items():
+    pairs = {**part["paired_with_pg400"], **part["paired_other"]}
+    rank = {s: k for k, s in enumerate(_in_table_order({w for name in pairs for w in name.split(" minus ")}))}
+    for label in sorted(pairs, key=lambda name: [rank[w] for w in name.split(" minus ")]):
+        pair = pairs[label]
         lines.append(f"  {label}")
         lines += [f"{name:>18}{pair[k]['mean']:>+10.{d}f} ± {pair[k]['se']:<8.{d}f}{pair[k]['verdict']}"
                   for k, name, d in shown if k in pair and pair[k]["se"] is not None]

@@ -22,6 +22,7 @@ def test_every_row_finds_its_results_and_a_verdict():
 def test_the_table_fits_120_characters_and_counts_the_verdicts():
     text = scoreboard_table(RESULTS)
     assert max(len(line) for line in text.splitlines()) <= 120
+    assert text.index(" pg400 ") < text.index(" dca3 ")                    # the table's order, not the file's sorted keys
     rows = scoreboard_rows(RESULTS)
     assert text.splitlines()[-1].endswith(f"of {len(rows)} claims")
 
@@ -144,6 +145,7 @@ def test_the_real_news_table_prints_each_figure_and_the_verdict_the_pair_carries
     assert "+1.50 ± 0.50" in real_news_tables(_real_news(-9.25, 0.5), "block3")
     assert "no trigram repeated" in real_news_tables(_real_news(-9.25, 0.5), "block3")
     assert max(len(line) for line in text.splitlines()) <= 120
+    assert text.index(" pg400 ") < text.index(" dca3 ")                    # the table's order, not the file's sorted keys
 
 
 def test_the_real_news_row_turns_with_the_paired_figure(tmp_path):
