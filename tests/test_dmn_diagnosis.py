@@ -168,6 +168,9 @@ NOTES_QUOTES = [
     ("It is right in {}% of the questions whose second pass finds its fact, against {}% when it misses\n  (the row: "
      "{}% and {}%)", lambda: [_answered("D7", "2", 1, "hits"), _answered("D7", "2", 1, "misses"),
                              _answered("base", "2", 1, "hits"), _answered("base", "2", 1, "misses")]),
+    ("memory. Task 2's\n  held-out accuracy moves by {} ± {} points: not distinguishable", lambda: _diff("D8", "2")),
+    ("(D1+D7), task 2's held-out accuracy rises by {} ± {} points, to {}%",
+     lambda: _diff("D1+D7", "2") + [_pp(_stored()["D1+D7"]["2"]["held_out_accuracy"])]),
 ]
 
 
@@ -194,7 +197,9 @@ def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule()
     assert diag.beyond(d7["minus_base"]["held_out_accuracy"]) == "yes" and d7["minus_base"]["held_out_accuracy"]["mean"] > 0
     assert all(d7["per_seed"][k]["held_out_accuracy"] > table["base"]["2"]["per_seed"][k]["held_out_accuracy"]
                for k in ("0", "1", "2"))                                                 # "higher on every seed"
-    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 4
+    assert diag.beyond(table["D1+D7"]["2"]["minus_base"]["held_out_accuracy"]) == "yes"
+    assert diag.beyond(table["D8"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
+    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 5
 
 
 def test_a_kept_run_is_read_back_under_its_own_code_or_a_checked_same_training_only(tmp_path):
