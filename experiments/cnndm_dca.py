@@ -627,6 +627,8 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
 INTERRUPTED = {
     "dca3/seed1": "stopped after 2 of its 3 epochs when the session ended (last.pt 11:36, 2026-11-29), resumed at "
                   "12:28; its train_seconds, 1,524, are its last epoch's",
+    "pg800/seed1": "stopped by the session's end (2026-11-29, 15:27) after at least its first epoch (last.pt 14:32), "
+                   "resumed in the next session; its train_seconds count what came after",
 }
 
 
