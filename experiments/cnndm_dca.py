@@ -271,12 +271,12 @@ def settings_for(system: str, seed: int, lines, sha: str, runs: Path) -> dict:
 def load_sample(folder: Path, n_train: int, n_test: int):
     """The training lines cut to 800/100 tokens (every system's vocabulary and batches) and the test
     lines whole (each model cuts what it reads; whole references, as See et al.)."""
+    from dataclasses import replace
+
     from dca_course.data.cnndm import load_cnndm, truncate
-    from dca_course.registry import Dataset
 
     train = [truncate(ex, TRAIN_SOURCE, TRAIN_TARGET) for ex in load_cnndm(folder, "test", limit=n_train)]
-    test = load_cnndm(folder, "test", limit=n_test, start=n_train)
-    return Dataset("cnndm-sample", "summaries", train, [], test, meta=dict(min_decode=35, max_decode=120))
+    return replace(test_lines_sample(folder, n_train, n_test), train=train)
 
 
 def weights_sha(folder: Path) -> str:
@@ -436,8 +436,9 @@ def summaries_path(run: Path, decoding: str) -> Path:
     return run / ("summaries.txt" if decoding == "beam" else f"summaries-{decoding}.txt")
 
 
-def test_sample(folder: Path, n_train: int, n_test: int):
-    """:func:`load_sample`'s test lines alone (decoding needs no training article)."""
+def test_lines_sample(folder: Path, n_train: int, n_test: int):
+    """The sample's test lines alone, whole (each model cuts what it reads; whole references, as See et al.):
+    decoding needs no training article."""
     from dca_course.data.cnndm import load_cnndm
     from dca_course.registry import Dataset
 
@@ -469,7 +470,7 @@ def decode_again(run: str, folder: str, lines, decoding: str, code: str) -> floa
     dca_course.configure_process()
     torch.set_num_threads(1)
     run, cpu = Path(run), torch.device("cpu")
-    data = test_sample(Path(folder), *lines)
+    data = test_lines_sample(Path(folder), *lines)
     recipe, model, vocab, _ = load_run(run, cpu)
     recipe.config = recipe.config.for_data(data)          # a no-op: the run saved its decode lengths
     started = time.perf_counter()
