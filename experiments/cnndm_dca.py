@@ -628,8 +628,10 @@ def report(folder: Path, systems, seeds, lines, runs: Path, out_dir: Path, comma
 INTERRUPTED = {
     "dca3/seed1": "stopped after 2 of its 3 epochs when the session ended (last.pt 11:36, 2026-11-29), resumed at "
                   "12:28; its train_seconds, 1,524, are its last epoch's",
-    "pg800/seed1": "stopped by the session's end (2026-11-29, 15:27) after at least its first epoch (last.pt 14:32), "
-                   "resumed in the next session; its train_seconds count what came after",
+    "pg800/seed1": "stopped by the session's end (2026-11-29, 15:15) after 2 of its 3 epochs (last.pt 15:03), "
+                   "resumed at 15:25; its train_seconds count its last epoch",
+    "dca3-rl/seed2": "its one epoch of training finished (last.pt 15:11, 2026-11-29) and the session's end stopped its "
+                     "decoding; resumed at 15:25 with nothing left to train, so its train_seconds count none of it",
 }
 
 
@@ -649,7 +651,8 @@ def run_cost(kept_runs: dict, runs: Path) -> dict:
         per_system[system].update(runs=len(named), measured_runs=len(whole))
         total += len(named) * sum(per_system[system][p] for p in parts)
     cpus = sorted({json.loads((runs / name / "result.json").read_text()).get("cpu", "?") for name in kept_runs})
-    return {"per_system": per_system, "one_thread_hours": round(total / 3600, 2), "cpus": cpus,
+    return {"per_system": per_system, "one_thread_seconds": round(total, 1),
+            "one_thread_hours": round(total / 3600, 2), "cpus": cpus,
             "report_machine": cpu_model(),
             "interrupted": {**{k: f"resumed after epoch {r['resumed_after_epoch']}; its train_seconds count what "
                                   "came after" for k, r in kept_runs.items() if r.get("resumed_after_epoch")},
