@@ -213,3 +213,16 @@ def test_a_kept_run_is_read_back_under_its_own_code_or_a_checked_same_training_o
     for fingerprint, check in diag.SAME_TRAINING.items():      # each names the commit and what was compared
         assert len(fingerprint) == 16 and fingerprint != diag.CODE
         assert re.match(r"[0-9a-f]{7}\b", check) and "same weights" in check
+
+
+def test_protocol_version_5_quotes_the_stored_diagnosis():
+    """results/babi_protocol.md's version 5 gives the diagnosis's figures for the two choices it adds to the grid."""
+    protocol = (RESULTS / "babi_protocol.md").read_text()
+    version5 = protocol[protocol.index("## Version 5"):protocol.index("## What each row reports")]
+    flat = " ".join(version5.split())
+    for template, arm in [("(D1) +{} ± {} points, not distinguishable", "D1"), ("(D7) +{} ± {};", "D7"),
+                          ("both together +{} ± {}.", "D1+D7"), ("(T, +{} ± {})", "T")]:
+        assert template.format(*_diff(arm, "2")) in flat
+    beyond = {a: abs((d := _stored()[a]["2"]["minus_base"]["held_out_accuracy"])["mean"]) > 2 * d["se"]
+              for a in ("D1", "D7", "D1+D7", "T")}
+    assert beyond == {"D1": False, "D7": True, "D1+D7": True, "T": True}
