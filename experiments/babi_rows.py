@@ -9,7 +9,8 @@ extensions, each with the settings the papers leave open chosen on held-out trai
 protocol's version 4): each step trains every value of one setting, under both caps on passes,
 with the other settings at the choice so far, and keeps the point with the best mean held-out
 accuracy over the 20 tasks (ties, within 0.2 points, go to the smaller values: the earlier in each
-list of ``GRID``).  Each point trains on 90% of each task's training stories and is scored on the
+list of ``GRID``); for the ``dmn`` row, version 5 adds one last step that tries ``ROW_GRID``'s two
+settings together (the gate loss's form and the initialisation).  Each point trains on 90% of each task's training stories and is scored on the
 other 10% only: the test split is dropped as soon as the data is read, so no test figure can enter
 the choice.  A selection training stops at the epoch its held-out accuracy first reaches 100%
 (``SELECT_ONLY``): its figure cannot change after that.  ``results/babi_selection.json`` holds
@@ -86,11 +87,15 @@ GRID = {"lr": (1e-3, 3e-3), "weight_decay": (0.0, 3e-4, 1e-3), "dropout": (0.0, 
 #: The order of ``select``'s steps (version 4): one setting at a time, from the smallest values; the
 #: cap on passes is tried at every step (both caps cost two trainings a point: tasks 7 and 8).
 SEARCH = ("lr", "weight_decay", "dropout")
+#: Version 5: settings that join one row's grid only, searched together in one last step after
+#: ``SEARCH`` (the diagnosis found them interacting); each list's first value is the row as it was.
+ROW_GRID = {"dmn": {"gate_loss": ("bce", "softmax"), "dmn_init": ("pytorch", "xavier")}}
 #: Selection's trainings only (version 4): stop at the epoch the held-out accuracy first reaches 100%.
 #: Selection reads only the best held-out accuracy, which cannot change after that; the final
 #: trainings go on as ``FIXED`` says (50 epochs after it first got there).
 SELECT_ONLY = dict(ceiling_patience=0)
-SELECT_CONFIG = {"grid": GRID, "search": SEARCH, "select_only": SELECT_ONLY, "fixed": FIXED, "rows": ROWS}
+SELECT_CONFIG = {"grid": GRID, "search": SEARCH, "row_grid": ROW_GRID, "select_only": SELECT_ONLY, "fixed": FIXED,
+                 "rows": ROWS}
 TIE = 0.002                 # held-out means within 0.2 points are a tie
 RETRY_BELOW = 0.95
 TASKS = [3, 2, 5, 8, 7, 18, 6, 14, 13, 11, 12, 20, 10, 9, 1, 15, 16, 19, 17, 4]   # longest first
@@ -99,9 +104,20 @@ POINTS = RESULTS / "babi_points.json"          # grid points trained one at a ti
 STORED = RESULTS / "babi_real_1k.json"
 
 
-def grid_points() -> list[dict]:
-    """Every point of ``GRID``, in its order."""
-    return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+def grid_for(row: str | None = None) -> dict:
+    """``row``'s grid: ``GRID`` and what ``ROW_GRID`` adds for it (``GRID`` alone without a row)."""
+    return {**GRID, **ROW_GRID.get(row, {})}
+
+
+def every_setting() -> dict:
+    """``GRID`` and every row's additions: each setting a stored point may hold, in order."""
+    return {**GRID, **{k: v for extra in ROW_GRID.values() for k, v in extra.items()}}
+
+
+def grid_points(row: str | None = None) -> list[dict]:
+    """Every point of ``row``'s grid, in its order."""
+    grid = grid_for(row)
+    return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
 
 
 def row_settings(row: str, point: dict) -> dict:
@@ -127,7 +143,12 @@ def command_for_settings(settings: dict, folder: str, task: int, seed: int) -> s
 
 
 def point_name(point: dict) -> str:
-    return "_".join(f"{k}{v:g}" for k, v in point.items())
+    return "_".join(f"{k}-{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in point.items())
+
+
+def point_words(point: dict, keys) -> str:
+    """``k=v`` for each of ``keys`` the point holds: a training's line in the log."""
+    return " ".join(f"{k}={point[k]}" if isinstance(point[k], str) else f"{k}={point[k]:g}" for k in keys if k in point)
 
 
 # -- one training ------------------------------------------------------------------------------------
@@ -246,7 +267,8 @@ def choose(points: list[dict]) -> dict:
     smaller values (earlier in each list of ``GRID``) wins the tie."""
     best = max(p["held_out_mean"] for p in points)
     tied = [p for p in points if p["held_out_mean"] >= best - TIE - 1e-12]
-    return min(tied, key=lambda p: tuple(GRID[k].index(p["point"][k]) for k in GRID))
+    grid = every_setting()
+    return min(tied, key=lambda p: tuple(grid[k].index(p["point"][k]) for k in grid if k in p["point"]))
 
 
 def passes_needed(folder: str, task: int) -> int:
@@ -265,17 +287,19 @@ def effective_point(point: dict, needed: int) -> dict:
     return dict(point, max_passes=min(point["max_passes"], needed))
 
 
-def parse_point(text: str) -> dict:
-    """``lr=0.003,weight_decay=0.001,dropout=0.1,max_passes=5`` as a point of ``GRID`` (an error
-    names what is not on it)."""
+def parse_point(text: str, row: str | None = None) -> dict:
+    """``lr=0.003,weight_decay=0.001,dropout=0.1,max_passes=5`` (and for the ``dmn`` row
+    ``gate_loss=bce,dmn_init=pytorch``) as a point of ``row``'s grid (an error names what is not on it)."""
+    grid = grid_for(row)
     try:
         given = dict(part.split("=", 1) for part in text.split(","))
-        point = {k: type(GRID[k][0])(float(given.pop(k))) for k in GRID}
+        point = {k: given.pop(k) if isinstance(grid[k][0], str) else type(grid[k][0])(float(given.pop(k)))
+                 for k in grid}
     except (KeyError, ValueError) as err:
         raise SystemExit(f"babi_rows.py: --point {text!r}: give every setting of the grid, "
-                         f"{', '.join(f'{k}=VALUE' for k in GRID)} ({err})")
-    if given or point not in grid_points():
-        raise SystemExit(f"babi_rows.py: --point {text!r} is not a point of the grid {GRID}")
+                         f"{', '.join(f'{k}=VALUE' for k in grid)} ({err})")
+    if given or point not in grid_points(row):
+        raise SystemExit(f"babi_rows.py: --point {text!r} is not a point of the grid {grid}")
     return point
 
 
@@ -288,15 +312,18 @@ def select(folder: str, row: str, runs: Path, n_jobs: int, tasks=TASKS, needed: 
     if points is not None:
         scored = train_points(folder, row, runs, n_jobs, tasks, needed, points)
         return {"points": scored, "chosen": choose(scored)["point"], "tasks": list(tasks), "seed": 0}
-    current = {k: values[0] for k, values in GRID.items()}
+    grid = grid_for(row)
+    current = {k: values[0] for k, values in grid.items()}
     trained: dict[str, dict] = {}
     steps = []
-    for setting in SEARCH:
-        candidates = [dict(current, **{setting: v, "max_passes": cap})
-                      for v in GRID[setting] for cap in GRID["max_passes"]]
+    extra = tuple(ROW_GRID.get(row, {}))                # version 5: the row's own settings, together, last
+    for setting in (*SEARCH, *([extra] if extra else [])):
+        keys = setting if isinstance(setting, tuple) else (setting,)
+        candidates = [dict(current, **dict(zip(keys, values)), max_passes=cap)
+                      for values in itertools.product(*(grid[k] for k in keys)) for cap in grid["max_passes"]]
         scored = train_points(folder, row, runs, n_jobs, tasks, needed, candidates)
         current = choose(scored)["point"]
-        steps.append({"setting": setting, "points": [point_name(p["point"]) for p in scored],
+        steps.append({"setting": "+".join(keys), "points": [point_name(p["point"]) for p in scored],
                       "chosen": dict(current)})
         trained.update({point_name(p["point"]): p for p in scored})
     return {"points": list(trained.values()), "steps": steps, "chosen": current, "tasks": list(tasks), "seed": 0}
@@ -312,7 +339,7 @@ def train_points(folder: str, row: str, runs: Path, n_jobs: int, tasks, needed: 
     jobs = list(unique.values())
     print(f"{row}: {len(jobs)} trainings for {len(wanted)} (task, grid point) pairs", file=sys.stderr, flush=True)
     done = dict(zip(unique, _run_all(jobs, n_jobs, lambda j, r: f"{row} task {j[0]:>2} "
-                                     f"{' '.join(f'{k}={j[2][k]:g}' for k in GRID)}: "
+                                     f"{point_words(j[2], every_setting())}: "
                                      f"held-out {100 * r['val_accuracy']:.1f}%")))
     results = [done[(t, point_name(eff))] for _, t, eff in wanted]
     scored = []
@@ -425,6 +452,10 @@ def row_sentence(row: dict) -> str:
             f"{row['longest_seed_minutes_2_workers']:.0f} min for its longest seed on two workers")
 
 
+#: How a table names the values of ``ROW_GRID``'s settings.
+EXTRA_WORDS = {"gate_loss": "gate loss", "dmn_init": "initialisation"}
+
+
 def selection_rows(selection: dict) -> list[str]:
     """A row's search on held-out stories (``results/babi_selection.json``, one row's entry) as
     markdown table rows ``| step | point | held-out mean % |``: each (lr, L2, dropout) point where
@@ -433,15 +464,18 @@ def selection_rows(selection: dict) -> list[str]:
     def words(p):
         l2 = f"L2 {p['weight_decay']:g}" if p["weight_decay"] else "no L2"
         dropout = f"dropout {p['dropout']:g}" if p["dropout"] else "no dropout"
-        return f"lr {p['lr']:g}, {l2}, {dropout}"
+        extra = "".join(f", {p[k]} {EXTRA_WORDS[k]}" for k in EXTRA_WORDS if k in p)
+        return f"lr {p['lr']:g}, {l2}, {dropout}{extra}"
 
     mean = {json.dumps(p["point"], sort_keys=True): p["held_out_mean"] for p in selection["points"]}
-    step_name = {"lr": "learning rate", "weight_decay": "L2", "dropout": "dropout"}
+    step_name = {"lr": "learning rate", "weight_decay": "L2", "dropout": "dropout",
+                 "gate_loss+dmn_init": "gate loss, initialisation"}
     lines, seen = [], set()
     for step in selection["steps"]:
         for name in step["points"]:
             # a stored point's keys are sorted: named in the grid's order, as the steps name them
-            point = next(p["point"] for p in selection["points"] if point_name({k: p["point"][k] for k in GRID}) == name)
+            point = next(p["point"] for p in selection["points"]
+                         if point_name({k: p["point"][k] for k in every_setting() if k in p["point"]}) == name)
             key = words(point)
             if key in seen:
                 continue
@@ -625,11 +659,14 @@ def main(argv=None) -> int:
     parser.add_argument("--restarts", type=int, default=0, metavar="K",
                         help="final: a run still under 95%% on its held-out stories after its retry trains again "
                              "from other initial weights, up to K times; the best held-out model is kept")
-    parser.add_argument("--point", type=parse_point, metavar="lr=V,weight_decay=V,dropout=V,max_passes=V",
+    parser.add_argument("--point", metavar="lr=V,weight_decay=V,dropout=V,max_passes=V",
                         help="select: train this point of the grid only (a share of the work for one machine; "
                              "its figures go to results/babi_points.json, and a later select reads its trainings "
-                             "back); chooses nothing")
+                             "back); chooses nothing.  The dmn row's points also give gate_loss=bce|softmax,"
+                             "dmn_init=pytorch|xavier (protocol version 5)")
     args = parser.parse_args(argv)
+    if args.point is not None:
+        args.point = parse_point(args.point, args.row)     # the dmn row's grid has two settings more (version 5)
     if args.restarts < 0 or (args.restarts and args.step != "final"):
         parser.error("--restarts: a whole number of 0 or more, for final only")
     folder = str(args.folder.expanduser().resolve())

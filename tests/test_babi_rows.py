@@ -120,6 +120,7 @@ def test_selection_trains_on_held_out_stories_and_never_scores_the_test(babi_spy
 
 
 def test_select_then_final_writes_the_row_into_the_stored_results(monkeypatch, babi_folder, tmp_path):
+    monkeypatch.setattr(rows, "ROW_GRID", {})          # version 4's grid only: the dmn row's last step aside
     monkeypatch.setattr(rows, "GRID", {"lr": (1e-3,), "weight_decay": (0.0, 1e-3), "dropout": (0.0,),
                                        "max_passes": (3,)})
     monkeypatch.setattr(rows, "FIXED", dict(rows.FIXED, **TINY))
@@ -190,6 +191,7 @@ def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(
     assert trained[3].keys() == trained[5].keys()
     assert all(torch.equal(trained[3][k], trained[5][k]) for k in trained[3])
     # so select trains each (task, lr, L2, dropout) once for both caps, and gives both points its figure
+    monkeypatch.setattr(rows, "ROW_GRID", {})          # version 4's grid only: the dmn row's last step aside
     monkeypatch.setattr(rows, "GRID", {"lr": (1e-3,), "weight_decay": (0.0,), "dropout": (0.0,), "max_passes": (3, 5)})
     monkeypatch.setattr(rows, "FIXED", dict(rows.FIXED, **TINY))
     fits = []
@@ -206,6 +208,7 @@ def test_two_caps_a_task_cannot_use_train_one_model_and_the_grid_trains_it_once(
 
 def test_one_point_of_the_grid_is_a_share_of_select_that_a_later_select_reads_back(monkeypatch, babi_folder,
                                                                                      tmp_path):
+    monkeypatch.setattr(rows, "ROW_GRID", {})          # version 4's grid only: the dmn row's last step aside
     monkeypatch.setattr(rows, "GRID", {"lr": (1e-3,), "weight_decay": (0.0, 1e-3), "dropout": (0.0,),
                                        "max_passes": (3,)})
     monkeypatch.setattr(rows, "FIXED", dict(rows.FIXED, **TINY))
@@ -280,7 +283,7 @@ def test_select_searches_one_setting_at_a_time_from_the_smallest_values(monkeypa
                 "wall_seconds": 1.0}
     fit.calls = []
     monkeypatch.setattr(rows, "_fit", fit)
-    chosen = rows.select("f", "dmn", tmp_path / "runs", 1, tasks=[1, 7], needed={1: 1, 7: 5})
+    chosen = rows.select("f", "dmn+", tmp_path / "runs", 1, tasks=[1, 7], needed={1: 1, 7: 5})
     assert [s["setting"] for s in chosen["steps"]] == ["lr", "weight_decay", "dropout"]
     assert [len(s["points"]) for s in chosen["steps"]] == [4, 6, 4]
     assert [s["chosen"] for s in chosen["steps"]] == [dict(lr=3e-3, weight_decay=0.0, dropout=0.0, max_passes=5),
@@ -290,6 +293,43 @@ def test_select_searches_one_setting_at_a_time_from_the_smallest_values(monkeypa
     # task 1 once a point (cap 1), task 7 under each cap
     assert len(fit.calls) == 5 * 3 == len(set(fit.calls))
     assert len(chosen["points"]) == 10 and all(p["point"] in rows.grid_points() for p in chosen["points"])
+
+
+def test_the_dmn_rows_search_ends_with_gate_loss_and_initialisation_together(monkeypatch, tmp_path):
+    """Version 5: the dmn row's grid adds the gate loss's form and the initialisation, tried together in
+    one last step (four points, both caps) at the point the first three steps keep; every training of the
+    row names both, its first values (the row as it was) from the first step on."""
+    best = {"lr": 1e-3, "weight_decay": 0.0, "dropout": 0.0, "gate_loss": "softmax", "dmn_init": "xavier"}
+
+    def fit(task, folder, settings, out, seed, score_test):
+        fit.calls.append((task, rows.point_name({k: settings[k] for k in rows.grid_for("dmn")})))
+        both = settings["gate_loss"] == "softmax" and settings["dmn_init"] == "xavier"     # they help only together
+        miss = sum(settings[k] != best[k] for k in ("lr", "weight_decay", "dropout")) + 2 * (not both)
+        return {"val_accuracy": 1.0 - 0.01 * miss, "best_epoch": 1, "epochs": 1, "train_seconds": 1.0,
+                "wall_seconds": 1.0}
+    fit.calls = []
+    monkeypatch.setattr(rows, "_fit", fit)
+    chosen = rows.select("f", "dmn", tmp_path / "runs", 1, tasks=[1], needed={1: 1})
+    assert [s["setting"] for s in chosen["steps"]] == ["lr", "weight_decay", "dropout", "gate_loss+dmn_init"]
+    assert [len(s["points"]) for s in chosen["steps"]] == [4, 6, 4, 8]
+    assert chosen["chosen"] == dict(best, max_passes=3)
+    assert all(p["point"] in rows.grid_points("dmn") for p in chosen["points"])
+    assert {p["point"]["gate_loss"] for p in chosen["points"][:10]} == {"bce"}      # the first steps: the row as it was
+    assert len(fit.calls) == len(set(fit.calls)) == 5 + 3                           # cap 1 for task 1: one training a point
+    # the other rows' search is version 4's, and a point of the dmn row names its two settings
+    assert rows.grid_for("dmn+") == rows.GRID and len(rows.grid_points("dmn")) == 4 * len(rows.grid_points())
+    assert rows.parse_point("lr=0.001,weight_decay=0,dropout=0,max_passes=3,gate_loss=softmax,dmn_init=xavier",
+                            "dmn") == dict(best, max_passes=3)
+    with pytest.raises(SystemExit, match="give every setting"):
+        rows.parse_point("lr=0.001,weight_decay=0,dropout=0,max_passes=3", "dmn")
+    with pytest.raises(SystemExit, match="not a point of the grid"):
+        rows.parse_point("lr=0.001,weight_decay=0,dropout=0,max_passes=3,gate_loss=mse,dmn_init=xavier", "dmn")
+    config = rows.config_for("dmn", chosen["chosen"])
+    assert (config.gate_loss, config.dmn_init) == ("softmax", "xavier")
+    assert rows.point_name(chosen["chosen"]).endswith("_gate_loss-softmax_dmn_init-xavier")
+    table = rows.selection_rows(chosen)
+    assert table[-1].startswith("| gate loss, initialisation | lr 0.001, no L2, no dropout, softmax gate loss, "
+                                "xavier initialisation | 100.00 (100.00) |")
 
 
 def test_only_the_selections_trainings_stop_at_the_ceiling(monkeypatch, tmp_path):
