@@ -352,7 +352,7 @@ def dca_real_news(r: Results) -> tuple[str, str]:
 ROWS: tuple[Callable[[Results], tuple[str, str]], ...] = (
     gru_equal, gru_long_range, attention_bottleneck, dmn_mean, dmn_plus_gain, dmn_plus_unsupervised, copynet_oov,
     pointer_generator_beats_baseline, coverage_repetition, coverage_rouge, see_cnndm, dca_agents, dca_communication,
-    dca_rl)
+    dca_rl, dca_real_news)
 
 
 def scoreboard_rows(folder: str | Path | None = None) -> list[Row]:
@@ -428,7 +428,8 @@ REAL_NEWS_COLUMNS = (("rouge1", "R-1", 2), ("rouge2", "R-2", 2), ("rougeL", "R-L
 REAL_NEWS_ORDER = ("lead3", "pg400", "pg800", "dca3", "dca3-nomsg", "dca3-rl", "dca3-mle-control")
 
 
-def _in_table_order(names) -> list:
+def real_news_order(names) -> list:
+    """The real-news table's systems in the report's order (lead-3, the pointer-generators, the DCAs)."""
     return sorted(names, key=lambda s: (REAL_NEWS_ORDER.index(s) if s in REAL_NEWS_ORDER else len(REAL_NEWS_ORDER), s))
 
 
@@ -442,7 +443,7 @@ def real_news_tables(data: dict, decoding: str = "beam") -> str:
              f"{data['test_lines']},", f"mean ± sd over seeds {', '.join(map(str, data['seeds']))}; {data['note']}"]
     for columns in (REAL_NEWS_COLUMNS[:4], REAL_NEWS_COLUMNS[4:]):
         lines.append(f"{'':>18}" + "".join(f"{label:>16}" for _, label, _ in columns))
-        for system in _in_table_order(part["table"]):
+        for system in real_news_order(part["table"]):
             row = part["table"][system]
             cells = ["—" if row[k]["mean"] is None else f"{row[k]['mean']:.{d}f}"     # lead-3: the same every seed
                      + (f" ± {row[k]['sd']:.{d}f}" if row[k]["sd"] else "") for k, _, d in columns]
@@ -450,7 +451,7 @@ def real_news_tables(data: dict, decoding: str = "beam") -> str:
     lines.append(f"paired by seed (mean ± standard error of the {len(data['seeds'])} differences):")
     shown = [c for c in REAL_NEWS_COLUMNS if c[0] in ("rouge1", "rougeL", "repeated_trigrams")]
     pairs = {**part["paired_with_pg400"], **part["paired_other"]}
-    rank = {s: k for k, s in enumerate(_in_table_order({w for name in pairs for w in name.split(" minus ")}))}
+    rank = {s: k for k, s in enumerate(real_news_order({w for name in pairs for w in name.split(" minus ")}))}
     for label in sorted(pairs, key=lambda name: [rank[w] for w in name.split(" minus ")]):
         pair = pairs[label]
         lines.append(f"  {label}")

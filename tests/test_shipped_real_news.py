@@ -5,8 +5,8 @@ the model's float32 parameters), is a few MB, and gives its stored summary of th
 where ../shared/data/cnndm is here (a folder or a link), also its stored ROUGE on its 50 held-out articles (lines
 10,001-10,050 of the test split, never trained on) within 1e-6.
 
-Until the table's runs are shipped there is no such folder: ``ship`` itself is then tested on a tiny run of the real
-lines (skipped without the data): the round trip into a package's folder, and its refusals.
+``ship`` itself is tested on a tiny run of the real lines (skipped without the data): the round trip into a
+package's folder, and its refusals.
 """
 from __future__ import annotations
 
