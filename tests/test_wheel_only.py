@@ -155,17 +155,20 @@ def test_the_wheel_reads_what_the_repository_stores(executed, name, pattern):
     assert line(executed_notebook(executed, name)) == line(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4))
 
 
-def test_the_own_article_cell_from_the_wheel_gives_the_shipped_models_stored_summary(executed):
-    """05's "Your own article" from the wheel alone: its summary of the stored example article is the one the shipped
-    real-news checkpoint stores (checkpoint.json), and the notebook saved from the repository prints the same."""
-    stored = json.loads((ROOT / "data" / "checkpoints" / "pg400-cnndm" / "checkpoint.json").read_text())
-    name = "05_pointer_generator_coverage"
+@pytest.mark.parametrize("name, checkpoint", [("05_pointer_generator_coverage", "pg400-cnndm"),
+                                              ("06_deep_communicating_agents", "dca3-cnndm")])
+def test_the_own_article_cell_from_the_wheel_gives_the_shipped_models_stored_summary(executed, name, checkpoint):
+    """05's "Your own article" and 06's section 8 from the wheel alone: the summary of the stored example article is
+    the one the shipped real-news checkpoint stores (checkpoint.json), and the notebook saved from the repository
+    prints the same."""
+    stored = json.loads((ROOT / "data" / "checkpoints" / checkpoint / "checkpoint.json").read_text())
 
     def summary(nb):
         return next(line for c in nb.cells if c.cell_type == "code" for line in printed(c).splitlines()
                     if line.startswith("\u2248 summary ("))
 
     line = summary(executed_notebook(executed, name))
+    print(f"{name} from the wheel: {line}")          # pytest -rP shows it
     assert line.endswith("): " + stored["example"]["summary"])
     assert line == summary(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4))
 
