@@ -171,6 +171,9 @@ NOTES_QUOTES = [
     ("memory. Task 2's\n  held-out accuracy moves by {} ± {} points: not distinguishable", lambda: _diff("D8", "2")),
     ("(D1+D7), task 2's held-out accuracy rises by {} ± {} points, to {}%",
      lambda: _diff("D1+D7", "2") + [_pp(_stored()["D1+D7"]["2"]["held_out_accuracy"])]),
+    ("On task 3, D7 raises held-out accuracy by {} ± {} points", lambda: _diff("D7", "3")),
+    ("D1+D7 raises it by {} ± {} points, to {}%: not distinguishable",
+     lambda: _diff("D1+D7", "3") + [_pp(_stored()["D1+D7"]["3"]["held_out_accuracy"])]),
 ]
 
 
@@ -199,7 +202,11 @@ def test_the_notes_claims_about_differences_follow_the_two_standard_error_rule()
                for k in ("0", "1", "2"))                                                 # "higher on every seed"
     assert diag.beyond(table["D1+D7"]["2"]["minus_base"]["held_out_accuracy"]) == "yes"
     assert diag.beyond(table["D8"]["2"]["minus_base"]["held_out_accuracy"]).startswith("no")
-    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 5
+    d7_3 = table["D7"]["3"]                                                              # "4 points on each seed"
+    assert {round(d7_3["per_seed"][k]["held_out_accuracy"] - table["base"]["3"]["per_seed"][k]["held_out_accuracy"], 4)
+            for k in ("0", "1", "2")} == {0.04}
+    assert diag.beyond(table["D1+D7"]["3"]["minus_base"]["held_out_accuracy"]).startswith("no")
+    assert notes.count("not\n  distinguishable") + notes.count("not distinguishable") == 6
 
 
 def test_a_kept_run_is_read_back_under_its_own_code_or_a_checked_same_training_only(tmp_path):
