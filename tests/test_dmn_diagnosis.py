@@ -225,7 +225,7 @@ def test_a_kept_run_is_read_back_under_its_own_code_or_a_checked_same_training_o
 def test_protocol_version_5_quotes_the_stored_diagnosis():
     """results/babi_protocol.md's version 5 gives the diagnosis's figures for the two choices it adds to the grid."""
     protocol = (RESULTS / "babi_protocol.md").read_text()
-    version5 = protocol[protocol.index("## Version 5"):protocol.index("## What each row reports")]
+    version5 = protocol[protocol.index("## Version 5"):protocol.index("## Version 6")]
     flat = " ".join(version5.split())
     for template, arm in [("(D1) +{} ± {} points, not distinguishable", "D1"), ("(D7) +{} ± {};", "D7"),
                           ("both together +{} ± {}.", "D1+D7"), ("(T, +{} ± {})", "T")]:
