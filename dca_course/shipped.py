@@ -27,9 +27,9 @@ __all__ = ["SHIPPED_RESULTS", "ShippedFileError", "checkpoint_folder", "results_
 #: and no others, and :func:`results_file` refuses any other name, in a clone too, so that a notebook that reads a
 #: new result fails where it is written rather than on Colab.
 SHIPPED_RESULTS = (
-    "babi_ceiling_replay.json", "babi_real_1k.json", "cnndm_dca.json", "cnndm_real.json", "communication.json", "copying.json",
-    "dca.json", "lstm_limit_fast.json", "lstm_limit_full.json", "misattribution.json", "notebook_claims.json",
-    "opennmt_throughput.json", "rl_dca.json",
+    "babi_ceiling_replay.json", "babi_real_1k.json", "cnndm_dca.json", "cnndm_real.json", "communication.json",
+    "copying.json", "dca.json", "lstm_limit_fast.json", "lstm_limit_full.json", "misattribution.json",
+    "notebook_claims.json", "opennmt_throughput.json", "rl_dca.json",
 )
 
 #: The package's folder that holds the wheel's copies: ``results/NAME`` and ``checkpoints/NAME/...``.
