@@ -12,7 +12,7 @@ import pytest
 from conftest import load_script
 
 from dca_course.recipes import DMNConfig, DMNRecipe
-from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS
+from dca_course.recipes.dmn import BABI_FIXED, BABI_ROWS
 
 diag = load_script("dmn_diagnosis")
 TINY = dict(epochs=1, emb_size=8, hidden_size=8)
@@ -20,7 +20,10 @@ TINY = dict(epochs=1, emb_size=8, hidden_size=8)
 
 def test_each_arm_changes_one_named_thing_of_the_dmn_row():
     base = diag.settings_for("base")
-    assert base == {**BABI_FIXED, **BABI_ROWS["dmn"], **BABI_CHOSEN["dmn"], "ceiling_patience": 0}
+    assert base == {**BABI_FIXED, **BABI_ROWS["dmn"], **diag.DIAGNOSED_POINT, "ceiling_patience": 0}
+    # the row as version 4 chose it, what every stored arm was paired with
+    stored = json.loads((RESULTS / "dmn_diagnosis.json").read_text())["base_settings"]
+    assert {k: stored[k] for k in diag.DIAGNOSED_POINT} == diag.DIAGNOSED_POINT
     fields = set(DMNConfig.__dataclass_fields__)
     base_config = DMNConfig.from_profile("full", base).to_dict()
     for arm, (_, _, change) in diag.ARMS.items():
