@@ -178,11 +178,18 @@ def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_tes
         _, _, history, seconds = recipe.fit_model(data, torch.device("cpu"), out, seed=seed, progress=False,
                                                   resume=False, log=None)
         result = dict(val_accuracy=history.best.get("val_accuracy"), best_epoch=history.best.get("epoch"),
-                      epochs=len(history.epochs), train_seconds=round(seconds, 1))
+                      val_answer_loss=at_best(history, "val_answer_loss"), epochs=len(history.epochs),
+                      train_seconds=round(seconds, 1))
     result.update(wall_seconds=round(time.perf_counter() - started, 1), weight_decay=config.weight_decay)
     if init_seed is not None:
         result["init_seed"] = init_seed
     return result
+
+
+def at_best(history, key: str):
+    """``key`` of the kept epoch's row of ``history`` (None where that epoch did not record it)."""
+    row = next((r for r in history.epochs if r.get("epoch") == history.best.get("epoch")), {})
+    return row.get(key)
 
 
 MEASURED = ["experiments/babi_rows.py", *DMN_CODE]
