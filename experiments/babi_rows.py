@@ -434,6 +434,15 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
     return row_result
 
 
+def keep_replaced_row(stored: dict, name: str, row: dict) -> None:
+    """Before ``row`` takes the place of a stored row trained at other settings (a row trained again
+    under a later protocol version), the stored one moves to ``replaced_rows[name]`` (a list, the
+    oldest first), so the results keep both side by side."""
+    old = (stored.get("rows") or {}).get(name)
+    if old is not None and old.get("settings") != row.get("settings"):
+        stored.setdefault("replaced_rows", {}).setdefault(name, []).append(old)
+
+
 def restart_cost(results: list[dict], restarts: int) -> dict:
     """What the restarts took: how many trainings restarted from other initial weights, how many of those
     the kept model came from, and their one-thread training seconds."""
@@ -739,6 +748,7 @@ def main(argv=None) -> int:
     row = final(folder, args.row, args.runs, args.jobs, seeds, selection[args.row]["chosen"], tasks, args.restarts)
     row["provenance"] = provenance(command, row["settings"], ["experiments/babi_rows.py", *DMN_CODE])
     stored = json.loads(STORED.read_text())
+    keep_replaced_row(stored, args.row, row)
     stored.setdefault("rows", {})[args.row] = row
     write_json(STORED, stored)
     print(json.dumps({k: row[k] for k in ("mean", "mean_without_17_19", "tasks_at_95", "seeds")}), file=sys.stderr)

@@ -563,3 +563,18 @@ def test_restarts_are_for_final_only(capsys):
     with pytest.raises(SystemExit):
         rows.main(["/nowhere", "select", "--row", "dmn", "--restarts", "2"])
     assert "--restarts" in capsys.readouterr().err
+
+
+def test_a_row_trained_again_at_other_settings_keeps_the_one_it_replaces():
+    """A row trained again under a later protocol version (other settings) moves the stored row to
+    ``replaced_rows``; the same settings trained again (a rerun) replace it without a copy."""
+    old = {"settings": {"lr": 1e-3, "gate_loss": "bce"}, "mean": 0.854}
+    new = {"settings": {"lr": 1e-3, "gate_loss": "softmax"}, "mean": 0.9}
+    stored = {"rows": {"dmn": old}}
+    rows.keep_replaced_row(stored, "dmn", new)
+    assert stored["replaced_rows"] == {"dmn": [old]}
+    again = {"rows": {"dmn": new}}
+    rows.keep_replaced_row(again, "dmn", dict(new, mean=0.91))
+    assert "replaced_rows" not in again
+    rows.keep_replaced_row(again, "dmn+", new)                     # no stored row of that name: nothing to keep
+    assert "replaced_rows" not in again
