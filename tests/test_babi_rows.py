@@ -578,3 +578,21 @@ def test_a_row_trained_again_at_other_settings_keeps_the_one_it_replaces():
     assert "replaced_rows" not in again
     rows.keep_replaced_row(again, "dmn+", new)                     # no stored row of that name: nothing to keep
     assert "replaced_rows" not in again
+
+
+def test_the_fingerprint_leaves_out_code_no_training_runs(monkeypatch, tmp_path):
+    """A kept training is read back while the rows' text helpers change (``NOT_TRAINED``), and not once
+    a file the training runs changes."""
+    import tools.provenance as provenance
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "pkg" / "readings.py").write_text("def text(r):\n    return str(r)\n")
+    monkeypatch.setattr(provenance, "ROOT", tmp_path)
+    before = provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"])
+    (tmp_path / "pkg" / "readings.py").write_text("def text(r):\n    return f'{r:.1f}'\n")
+    assert provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"]) == before
+    assert provenance.code_fingerprint(["pkg"]) != before
+    (tmp_path / "pkg" / "model.py").write_text("def f(x):\n    return x + 2\n")
+    assert provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"]) != before
+    assert rows.NOT_TRAINED == ["dca_course/data/babi/readings.py"] and rows._fit in rows.TRAINS
