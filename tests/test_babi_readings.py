@@ -115,6 +115,6 @@ def test_a_row_seed_by_seed_counts_a_task_only_when_every_seed_is_at_95():
     assert lines[2].split()[-3:] == ["100", "1", "1"] and "*" not in lines[2]
     assert "93.0*" in lines[3] and lines[3].split()[-2:] == ["1", "4"]
     assert "every seed: 1 of 2; mean 97.8%" in text
-    assert "1 runs restarted, 2 trainings, 1.0 h of one thread" in text
+    assert "runs restarted 1, trainings 2, 1.0 h of one thread, kept 0" in text
     assert all(len(line) <= 120 for line in lines)
     assert "every seed: 2 of 2" in row_by_seed(_row({1: (1.0, 1.0), 2: (0.95, 0.951)}))

@@ -243,9 +243,9 @@ def row_by_seed(row: dict, below: float = 0.95) -> str:
                  f"mean {100 * row['mean']:.1f}%")
     cost = row.get("restarts")
     if cost:
-        lines.append(f"restarts (at most {cost['allowed_per_run']} a run under 95% held-out): {cost['runs_restarted']} "
-                     f"runs restarted, {cost['trainings']} trainings, {cost['train_seconds'] / 3600:.1f} h of one "
-                     f"thread; kept from a restart: {cost['kept_from_a_restart']}")
+        lines.append(f"restarts (at most {cost['allowed_per_run']} a run under 95% held-out): runs restarted "
+                     f"{cost['runs_restarted']}, trainings {cost['trainings']}, {cost['train_seconds'] / 3600:.1f} h of "
+                     f"one thread, kept {cost['kept_from_a_restart']}")
     return "\n".join(lines)
 
 
