@@ -445,11 +445,12 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
 
 
 def keep_replaced_row(stored: dict, name: str, row: dict) -> None:
-    """Before ``row`` takes the place of a stored row trained at other settings (a row trained again
-    under a later protocol version), the stored one moves to ``replaced_rows[name]`` (a list, the
+    """Before ``row`` takes the place of a stored row trained at other settings or with other restarts
+    (a row trained again under a later protocol version), the stored one moves to ``replaced_rows[name]`` (a list, the
     oldest first), so the results keep both side by side."""
     old = (stored.get("rows") or {}).get(name)
-    if old is not None and old.get("settings") != row.get("settings"):
+    allowed = lambda r: (r.get("restarts") or {}).get("allowed_per_run", 0)     # noqa: E731
+    if old is not None and (old.get("settings") != row.get("settings") or allowed(old) != allowed(row)):
         stored.setdefault("replaced_rows", {}).setdefault(name, []).append(old)
 
 

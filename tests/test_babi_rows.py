@@ -578,6 +578,8 @@ def test_a_row_trained_again_at_other_settings_keeps_the_one_it_replaces():
     assert "replaced_rows" not in again
     rows.keep_replaced_row(again, "dmn+", new)                     # no stored row of that name: nothing to keep
     assert "replaced_rows" not in again
+    rows.keep_replaced_row(again, "dmn", dict(new, restarts={"allowed_per_run": 2}))   # the same, with restarts
+    assert again["replaced_rows"] == {"dmn": [new]}
 
 
 def test_the_fingerprint_leaves_out_code_no_training_runs(monkeypatch, tmp_path):
