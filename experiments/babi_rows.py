@@ -58,10 +58,13 @@ import argparse
 import copy
 import dataclasses
 import fcntl
+import hashlib
+import inspect
 import itertools
 import json
 import statistics
 import sys
+import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -178,28 +181,35 @@ def _fit(task: int, folder: str, settings: dict, out: Path, seed: int, score_tes
         _, _, history, seconds = recipe.fit_model(data, torch.device("cpu"), out, seed=seed, progress=False,
                                                   resume=False, log=None)
         result = dict(val_accuracy=history.best.get("val_accuracy"), best_epoch=history.best.get("epoch"),
-                      epochs=len(history.epochs), train_seconds=round(seconds, 1))
+                      val_answer_loss=at_best(history, "val_answer_loss"), epochs=len(history.epochs),
+                      train_seconds=round(seconds, 1))
     result.update(wall_seconds=round(time.perf_counter() - started, 1), weight_decay=config.weight_decay)
     if init_seed is not None:
         result["init_seed"] = init_seed
     return result
 
 
+def at_best(history, key: str):
+    """``key`` of the kept epoch's row of ``history`` (None where that epoch did not record it)."""
+    row = next((r for r in history.epochs if r.get("epoch") == history.best.get("epoch")), {})
+    return row.get(key)
+
+
 MEASURED = ["experiments/babi_rows.py", *DMN_CODE]
+#: Code under ``MEASURED`` that no training runs: the stored rows' text (notebooks 03b and 08 print it).
+NOT_TRAINED = ["dca_course/data/babi/readings.py"]
 
 
 def measured_code() -> str:
-    """A fingerprint of the code a training runs (``MEASURED``: every Python file under those
-    paths, as code; :func:`~tools.provenance.code_fingerprint`): a run folder's result is read back
-    only under the same code, so that a row never mixes trainings of two versions of the model,
-    however many sessions it takes."""
-    return code_fingerprint(MEASURED)
+    """A fingerprint of the code a training runs: the DMN's (``DMN_CODE`` without ``NOT_TRAINED``,
+    every Python file as code; :func:`~tools.provenance.code_fingerprint`) and this script's two
+    functions that train (:func:`_fit`, :func:`train_kept`).  A run folder's result is read back only
+    under the same code, so that a row never mixes trainings of two versions of the model, however
+    many sessions it takes; the tables and text that read the results may change without training again."""
+    own = "".join(code_only(textwrap.dedent(inspect.getsource(f))) for f in TRAINS)
+    return hashlib.sha256((code_fingerprint(DMN_CODE, leave_out=NOT_TRAINED) + own).encode()).hexdigest()[:16]
 
 
-#: The code this process runs, read once when the script starts: a file changed during a run does not
-#: change what the run's workers (forked from this process) execute, nor what their results record.
-CODE = measured_code()
-COMMIT = git_commit()
 
 
 #: A restart draws the initial weights from ``seed + RESTART_STRIDE * k`` (k = 1, 2, ...): seeds no
@@ -242,6 +252,13 @@ def train_kept(task: int, folder: str, settings: dict, out: Path, seed: int, sco
                       "commit": commit, "uncommitted_changes": dirty,
                       "command": command_for_settings(settings, repo_path(folder), task, seed), "cpu": cpu_name()})
     return kept
+
+
+#: The code this process runs, read once when the script starts: a file changed during a run does not
+#: change what the run's workers (forked from this process) execute, nor what their results record.
+TRAINS = (_fit, train_kept, at_best)      # the functions that train, as this file defines them
+CODE = measured_code()
+COMMIT = git_commit()
 
 
 def _run_all(jobs: list[tuple], n_jobs: int, label) -> list[dict]:
@@ -425,6 +442,16 @@ def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], poin
                       runs={str(t): {str(s): dict(by_task[t][s], data=f"babi:{repo_path(folder)}:{t}") for s in seeds}
                             for t in sorted(by_task)})     # the data as results name it: never a home folder
     return row_result
+
+
+def keep_replaced_row(stored: dict, name: str, row: dict) -> None:
+    """Before ``row`` takes the place of a stored row trained at other settings or with other restarts
+    (a row trained again under a later protocol version), the stored one moves to ``replaced_rows[name]`` (a list, the
+    oldest first), so the results keep both side by side."""
+    old = (stored.get("rows") or {}).get(name)
+    allowed = lambda r: (r.get("restarts") or {}).get("allowed_per_run", 0)     # noqa: E731
+    if old is not None and (old.get("settings") != row.get("settings") or allowed(old) != allowed(row)):
+        stored.setdefault("replaced_rows", {}).setdefault(name, []).append(old)
 
 
 def restart_cost(results: list[dict], restarts: int) -> dict:
@@ -732,6 +759,7 @@ def main(argv=None) -> int:
     row = final(folder, args.row, args.runs, args.jobs, seeds, selection[args.row]["chosen"], tasks, args.restarts)
     row["provenance"] = provenance(command, row["settings"], ["experiments/babi_rows.py", *DMN_CODE])
     stored = json.loads(STORED.read_text())
+    keep_replaced_row(stored, args.row, row)
     stored.setdefault("rows", {})[args.row] = row
     write_json(STORED, stored)
     print(json.dumps({k: row[k] for k in ("mean", "mean_without_17_19", "tasks_at_95", "seeds")}), file=sys.stderr)

@@ -92,3 +92,29 @@ def test_task_19_seed_by_seed(stored):
     assert older in text
     failed = stored["runs"]["19"]["2"]["tries"][0]
     assert f"epoch {failed['best_epoch']:>3} / {failed['epochs']:>3}" in text
+
+
+def _row(accuracies: dict, tries=None, restarts=None) -> dict:
+    """A stored row of two tasks over seeds 0 and 1: {task: (seed 0, seed 1)} test accuracies."""
+    runs = {str(t): {str(s): {"accuracy": a, "val_accuracy": 1.0, "tries": [{}] * ((tries or {}).get((t, s), 1))}
+                     for s, a in enumerate(accs)} for t, accs in accuracies.items()}
+    per_task = {str(t): {"mean": statistics.fmean(accs)} for t, accs in accuracies.items()}
+    row = {"name": "a row", "seeds": [0, 1], "runs": runs, "per_task": per_task,
+           "mean": statistics.fmean(v["mean"] for v in per_task.values())}
+    return dict(row, restarts=restarts) if restarts else row
+
+
+def test_a_row_seed_by_seed_counts_a_task_only_when_every_seed_is_at_95():
+    from dca_course.data.babi.readings import row_by_seed
+
+    # task 2's mean is 96% and one seed is 93%: solved on the mean, not on every seed
+    text = row_by_seed(_row({1: (1.0, 0.99), 2: (0.99, 0.93)}, tries={(2, 1): 4},
+                            restarts={"allowed_per_run": 2, "trainings": 2, "runs_restarted": 1,
+                                      "kept_from_a_restart": 0, "train_seconds": 3600.0}))
+    lines = text.splitlines()
+    assert lines[2].split()[-3:] == ["100", "1", "1"] and "*" not in lines[2]
+    assert "93.0*" in lines[3] and lines[3].split()[-2:] == ["1", "4"]
+    assert "every seed: 1 of 2; mean 97.8%" in text
+    assert "runs restarted 1, trainings 2, 1.0 h of one thread, kept 0" in text
+    assert all(len(line) <= 120 for line in lines)
+    assert "every seed: 2 of 2" in row_by_seed(_row({1: (1.0, 1.0), 2: (0.95, 0.951)}))

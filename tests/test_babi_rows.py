@@ -563,3 +563,38 @@ def test_restarts_are_for_final_only(capsys):
     with pytest.raises(SystemExit):
         rows.main(["/nowhere", "select", "--row", "dmn", "--restarts", "2"])
     assert "--restarts" in capsys.readouterr().err
+
+
+def test_a_row_trained_again_at_other_settings_keeps_the_one_it_replaces():
+    """A row trained again under a later protocol version (other settings) moves the stored row to
+    ``replaced_rows``; the same settings trained again (a rerun) replace it without a copy."""
+    old = {"settings": {"lr": 1e-3, "gate_loss": "bce"}, "mean": 0.854}
+    new = {"settings": {"lr": 1e-3, "gate_loss": "softmax"}, "mean": 0.9}
+    stored = {"rows": {"dmn": old}}
+    rows.keep_replaced_row(stored, "dmn", new)
+    assert stored["replaced_rows"] == {"dmn": [old]}
+    again = {"rows": {"dmn": new}}
+    rows.keep_replaced_row(again, "dmn", dict(new, mean=0.91))
+    assert "replaced_rows" not in again
+    rows.keep_replaced_row(again, "dmn+", new)                     # no stored row of that name: nothing to keep
+    assert "replaced_rows" not in again
+    rows.keep_replaced_row(again, "dmn", dict(new, restarts={"allowed_per_run": 2}))   # the same, with restarts
+    assert again["replaced_rows"] == {"dmn": [new]}
+
+
+def test_the_fingerprint_leaves_out_code_no_training_runs(monkeypatch, tmp_path):
+    """A kept training is read back while the rows' text helpers change (``NOT_TRAINED``), and not once
+    a file the training runs changes."""
+    import tools.provenance as provenance
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "pkg" / "readings.py").write_text("def text(r):\n    return str(r)\n")
+    monkeypatch.setattr(provenance, "ROOT", tmp_path)
+    before = provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"])
+    (tmp_path / "pkg" / "readings.py").write_text("def text(r):\n    return f'{r:.1f}'\n")
+    assert provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"]) == before
+    assert provenance.code_fingerprint(["pkg"]) != before
+    (tmp_path / "pkg" / "model.py").write_text("def f(x):\n    return x + 2\n")
+    assert provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"]) != before
+    assert rows.NOT_TRAINED == ["dca_course/data/babi/readings.py"] and rows._fit in rows.TRAINS

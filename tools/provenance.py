@@ -92,14 +92,18 @@ def code_only(source: str) -> str:
     return ast.dump(tree)
 
 
-def code_fingerprint(paths) -> str:
-    """sha256 (16 hex digits) of every Python file under ``paths`` (repository paths), as code
-    (:func:`code_only`): a script reads a kept training back only under the same fingerprint, so that
-    a table never mixes two versions of the model, while mending a docstring discards nothing."""
+def code_fingerprint(paths, leave_out=()) -> str:
+    """sha256 (16 hex digits) of every Python file under ``paths`` (repository paths) but those in
+    ``leave_out``, as code (:func:`code_only`): a script reads a kept training back only under the same
+    fingerprint, so that a table never mixes two versions of the model, while mending a docstring
+    discards nothing."""
     h = hashlib.sha256()
+    skipped = {ROOT / p for p in leave_out}
     for top in paths:
         path = ROOT / top
         for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            if f in skipped:
+                continue
             h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + code_only(f.read_text()).encode() + b"\0")
     return h.hexdigest()[:16]
 

@@ -15,9 +15,10 @@ from ..data import babi
 from ..data.dataset import Dataset, SpecError
 from ..data.vocab import Vocab
 from ..data.babi import babi_vocab, length_buckets, make_dmn_batch, story_ids
+from ..data.babi.rename import EntityRenamer
 from ..models.dmn import DMN, dmn_loss, xavier_init
 from ..models.dmn_eval import answer_mode_for, evaluate_dmn
-from ..models.extensions import (ExtendedDMN, InterveningFacts, OwnQuestionGRU, SentenceEpisodes, TimeFeatures,
+from ..models.extensions import (AnswerHidden, ExtendedDMN, InterveningFacts, OwnQuestionGRU, SentenceEpisodes, TimeFeatures,
                                  WordMatch)
 from ..train import BestEpoch, dist_info, save_checkpoint, unwrap
 from .base import Recipe
@@ -86,6 +87,10 @@ class DMNConfig(RecipeConfig):
     intervening_facts: bool = knob(False, "the gate looks twice each pass: the second time it also reads how many "
                                           "facts it would pick lie between each fact and where the previous pass "
                                           "read (bAbI task 3: the move just before the one found)")
+    answer_hidden: bool = knob(False, "a ReLU layer between the answer GRU's state and W^(a), so the answer can "
+                                      "combine what the memory holds (bAbI tasks 7, 17, 18)")
+    rename_entities: bool = knob(False, "rename each training question's people, places, objects, shapes and colours "
+                                        "consistently, afresh every epoch (never the held-out stories or the test)")
     gate_features: str = knob("dmn", "the gate's features: Kumar et al.'s nine parts [c, m, q, c*q, c*m, |c-q|, "
                                      "|c-m|, cWq, cWm] or DMN+'s four comparisons [c*q, c*m, |c-q|, |c-m|]",
                               choices=("dmn", "dmn+"))
@@ -176,6 +181,7 @@ class DMNRecipe(Recipe):
     model_class = DMN
     extended_class = ExtendedDMN
     data_kinds = ("babi",)
+    renamer = None          # an EntityRenamer under --rename-entities, made with the model (model_for)
 
     # -- model -----------------------------------------------------------------------------------
     def build_vocab(self, data):
@@ -198,7 +204,8 @@ class DMNRecipe(Recipe):
             ([SentenceEpisodes()] if c.episode_reads == "sentences" else []) + \
             ([WordMatch()] if c.word_match else []) + \
             ([InterveningFacts()] if c.intervening_facts else []) + \
-            ([OwnQuestionGRU()] if c.question_module == "own" else [])
+            ([OwnQuestionGRU()] if c.question_module == "own" else []) + \
+            ([AnswerHidden()] if c.answer_hidden else [])
 
     def answer_mode(self, train) -> str:
         return self.config.answer if self.config.answer != "auto" else answer_mode_for(train)
@@ -208,6 +215,9 @@ class DMNRecipe(Recipe):
         # (+ extra_passes, unsupervised: gate_targets has no fact left for them)
         passes = self.config.dmn_passes or (min(self.config.max_passes, max(len(ex.supporting) for ex in data.train))
                                             + self.config.extra_passes)
+        # --rename-entities renames the training batches in loss_fn, over this model's vocabulary
+        self.renamer = (EntityRenamer(vocab, sorted({ex.task for ex in data.train}))
+                        if self.config.rename_entities else None)
         return self.build_model(vocab, self.answer_mode(data.train), passes)
 
     def make_batch(self, examples, vocab):
@@ -234,7 +244,19 @@ class DMNRecipe(Recipe):
                 [ex for ex, s in zip(train, story) if s in held])
 
     def validate(self, model, held_out, vocab, device) -> dict:
-        return {"val_accuracy": self.score(model, held_out, vocab, device)["accuracy"]}
+        return {"val_accuracy": self.score(model, held_out, vocab, device)["accuracy"],
+                "val_answer_loss": self.answer_loss(model, held_out, vocab, device)}
+
+    def answer_loss(self, model, examples, vocab, device, batch_size: int = 100) -> float:
+        """The answers' mean cross-entropy over ``examples`` (per word for the sequence decoder):
+        how sure the model is of the right answers, which still moves when the accuracy is 100%."""
+        total = 0.0
+        for start in range(0, len(examples), batch_size):
+            chunk = examples[start:start + batch_size]
+            batch = self.make_batch(chunk, vocab).to(device)
+            _, stats = dmn_loss(model, batch, gate_supervision=False)
+            total += stats["answer_loss"] * len(chunk)
+        return total / max(len(examples), 1)
 
     def train_config(self, epochs, seed, progress):
         # keep_batches: a bAbI task's padded batches are small, and padding them again every epoch
@@ -252,6 +274,8 @@ class DMNRecipe(Recipe):
         return partial(CeilingBest, ceiling=1.0, ceiling_patience=self.config.ceiling_patience)
 
     def loss_fn(self, model, batch):
+        if self.renamer is not None:         # --rename-entities: each training question in new words
+            batch = self.renamer(batch)
         return dmn_loss(model, batch, gate_supervision=self.config.gate_supervision,
                         gate_weight=self.config.gate_weight, variant=self.gate_loss_form())
 

@@ -220,6 +220,35 @@ def row_losses(stored: dict, row: str, below: float = 0.95) -> str:
     return "\n".join(lines)
 
 
+def row_by_seed(row: dict, below: float = 0.95) -> str:
+    """A stored row of ``results/babi_protocol.md`` task by task and seed by seed: the test accuracy of
+    each seed (``*`` under ``below``), the held-out accuracy of the kept model, and the trainings each
+    seed took (1; 2 with the retry at a smaller L2; more with the restarts from other initial weights),
+    then how many tasks are at ``below`` or more on every seed, and what the restarts cost."""
+    seeds = row["seeds"]
+    head = "  ".join(f"seed {s:>2}" for s in seeds)
+    lines = [f"{row['name']}: test % by seed (* under {100 * below:.0f}%)",
+             f"{'task':>4}  {'':<24}  {head}  {'mean':>6}  {'held-out %':<{4 * len(seeds) + 1}} trainings"]
+    solved = 0
+    for t in sorted(row["per_task"], key=int):
+        runs = [row["runs"][t][str(s)] for s in seeds]
+        solved += all(round(r["accuracy"], 9) >= below for r in runs)
+        tests = "  ".join(f"{100 * r['accuracy']:6.1f}{'*' if round(r['accuracy'], 9) < below else ' '}"
+                          for r in runs)
+        held = " ".join(f"{100 * r['val_accuracy']:3.0f}" for r in runs)
+        tries = " ".join(str(len(r.get("tries", [None]))) for r in runs)
+        lines.append(f"{int(t):>4}  {TASK_NAMES[int(t)][:24]:<24}  {tests} {100 * row['per_task'][t]['mean']:6.1f}  "
+                     f"{held:<{4 * len(seeds) + 1}} {tries}")
+    lines.append(f"tasks at {100 * below:.0f}% or more on every seed: {solved} of {len(row['per_task'])}; "
+                 f"mean {100 * row['mean']:.1f}%")
+    cost = row.get("restarts")
+    if cost:
+        lines.append(f"restarts (at most {cost['allowed_per_run']} a run under 95% held-out): runs restarted "
+                     f"{cost['runs_restarted']}, trainings {cost['trainings']}, {cost['train_seconds'] / 3600:.1f} h of "
+                     f"one thread, kept {cost['kept_from_a_restart']}")
+    return "\n".join(lines)
+
+
 # -- the older babi-1k table --------------------------------------------------------------------------
 def results_table(stored: dict) -> str:
     """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures

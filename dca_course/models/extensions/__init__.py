@@ -14,6 +14,7 @@ extension                   hook                                     command lin
 ``sentence_episodes``       DMN: what the episode reads              ``--dmn-episode-reads sentences``
 ``intervening_facts``       DMN: a second look of the gate           ``--intervening-facts``
 ``own_question_gru``        DMN: the question's reader               ``--dmn-question own``
+``answer_hidden``           DMN: the answer's hidden layer           ``--answer-hidden``
 ``vocab_tanh``              DCA: the vocabulary MLP's hidden layer   ``--vocab-mlp tanh``
 ==========================  =======================================  ===========================
 
@@ -23,6 +24,7 @@ what attention buys in notebook 02.
 """
 from __future__ import annotations
 
+from .answer_hidden import AnswerHidden
 from .extended_dca import ExtendedDCA
 from .extended_dmn import ExtendedDMN
 from .fixed_context import FixedContextSeq2Seq
@@ -35,6 +37,6 @@ from .time_features import TimeFeatures
 from .vocab_tanh import VocabTanh
 from .word_match import WordMatch
 
-__all__ = ["DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "ExtendedDCA", "ExtendedDMN",
+__all__ = ["AnswerHidden", "DCAExtension", "DMNExtension", "DCA_EXTENSIONS", "DMN_EXTENSIONS", "ExtendedDCA", "ExtendedDMN",
            "FixedContextSeq2Seq", "InterveningFacts", "OwnQuestionGRU", "SentenceEpisodes", "TimeFeatures", "VocabTanh",
            "WordMatch", "make_extensions"]

@@ -37,6 +37,8 @@ class ExtendedDMN(DMN):
             raise ValueError("at most one extension may say what the episodes read")
         if sum(type(ext).question_reader is not DMNExtension.question_reader for ext in self.extensions.values()) > 1:
             raise ValueError("at most one extension may read the question")
+        if sum(type(ext).answer_hidden is not DMNExtension.answer_hidden for ext in self.extensions.values()) > 1:
+            raise ValueError("at most one extension may give the answer a hidden layer")
         super().make_memory_module(z_size + sum(e.gate_width for e in self.extensions.values()),
                                    e_size + sum(e.memory_width for e in self.extensions.values()))
 
@@ -54,6 +56,15 @@ class ExtendedDMN(DMN):
         if self.memory_update == "gru":
             return super().update_memory(i, m, torch.cat([e, *extra], dim=-1), q)
         return torch.relu(self.memory_layers[i - 1](torch.cat([m, e, q, *extra], dim=-1)))
+
+    def answer_step(self, y_prev: torch.Tensor, q: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The DMN's answer step, W^(a) reading what an extension makes of a_t (hook *the answer's
+        hidden layer*): a_t = GRU([L[y_{t-1}]; q], a_{t-1}), y_t = softmax(W^(a) hidden(a_t))."""
+        a = self.answer_cell(torch.cat([self.embedding(y_prev), q], dim=-1), a)
+        h = a
+        for ext in self.extensions.values():
+            h = ext.answer_hidden(h)
+        return a, self.answer_out(self.dropout(h))
 
     def encode_question(self, batch) -> torch.Tensor:
         """The DMN's question module, with the GRU an extension gives (hook *the question's reader*)

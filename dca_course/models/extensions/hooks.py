@@ -39,6 +39,9 @@ class DMNExtension(nn.Module):
     * ``question_reader()``, once a forward, when the extension overrides it: **the question's
       reader**, the GRU that reads the question's embedded words in place of the input module's GRU
       (at most one extension overrides it).
+    * ``answer_hidden(a)``, at every answer step, when the extension overrides it: **the answer's
+      hidden layer**, what W^(a) reads in place of the answer GRU's state a_t (batch, H) -> (batch, H):
+      y_t = softmax(W^(a) answer_hidden(a_t)) (at most one extension overrides it).
 
     ``name`` is how a checkpoint's ``model_config`` records the extension (``extensions`` takes
     names as well as modules).
@@ -59,6 +62,9 @@ class DMNExtension(nn.Module):
 
     def question_reader(self) -> nn.Module | None:
         return None
+
+    def answer_hidden(self, a: torch.Tensor) -> torch.Tensor:
+        return a
 
     def gate_features(self, reading, prev_gates: torch.Tensor | None) -> torch.Tensor:
         raise NotImplementedError

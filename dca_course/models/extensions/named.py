@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from torch import nn
 
+from .answer_hidden import AnswerHidden
 from .hooks import DMNExtension
 from .intervening_facts import InterveningFacts
 from .own_question_gru import OwnQuestionGRU
@@ -16,7 +17,7 @@ from .word_match import WordMatch
 
 #: name -> class, the names a checkpoint's ``model_config`` records
 DMN_EXTENSIONS = {cls.name: cls for cls in (TimeFeatures, SentenceEpisodes, WordMatch, InterveningFacts,
-                                                   OwnQuestionGRU)}
+                                                   OwnQuestionGRU, AnswerHidden)}
 DCA_EXTENSIONS = {cls.name: cls for cls in (VocabTanh,)}
 
 
