@@ -47,6 +47,13 @@ folders, which read them back.
 
     python experiments/babi_rows.py ../shared/data/babi cure --row dmn+ext --jobs 2
 
+``cures`` judges the protocol's version 6 cures for the ``dmn+ext`` row (``CURES``: ``answer_hidden``
+on tasks 7, 17 and 18, ``rename_entities`` on tasks 3 and 18) on held-out training stories only, by
+the rule written beside ``decide_cures``; it writes ``results/babi_cures.json``, whose ``joined``
+names the cures that ``final --row dmn+ext`` trains with.
+
+    python experiments/babi_rows.py ../shared/data/babi cures --row dmn+ext --jobs 2
+
 Every training keeps its result in its run folder (``result.json``, written atomically, with its
 configuration), so a command stopped part way goes on where it stopped when it is run again.
 One training is one task of ``python -m dca_course train dmn --data babi:PATH:TASK`` with the row's
@@ -62,6 +69,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import statistics
 import sys
 import textwrap
@@ -75,7 +83,7 @@ from tools.provenance import (DMN_CODE, RESULTS, ROOT, code_fingerprint, code_on
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after the path line above)
 from dca_course.recipes import DMNConfig  # noqa: E402
-from dca_course.recipes.dmn import BABI_FIXED, BABI_ROWS  # noqa: E402
+from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS  # noqa: E402
 
 #: The model of each row (the protocol's table; nothing else differs between the rows) and the
 #: settings fixed before any run, the same in every row: the recipe's, which its ``babi-ROW``
@@ -668,16 +676,128 @@ def cure(folder: str, runs: Path, n_jobs: int) -> dict:
                            for (t, s), r in sorted(done[arm].items())} for arm in done}}
 
 
+# -- cures: the protocol's version 6 cures for the course's row --------------------------------------
+# ``CURES`` names each cure, the knobs it turns on and the tasks it is aimed at.  For each cure, the
+# row (``dmn+ext`` at its stored point) and the row with the cure train every target task on seeds
+# 0, 1 and 2, as ``select`` trains (held-out stories only, stopping at 100%, the test never read).
+# A cure passes the first step when its target tasks' mean held-out accuracy does not fall, and
+# either rises by more than ``CURES_RISE`` (2 points) or their held-out answer cross-entropy falls
+# by more than two standard errors of the paired difference over the (task, seed) pairs.  A cure
+# that passes trains the 20 tasks on seed 0 beside the row; it joins when their mean held-out
+# accuracy falls by no more than the tie.  Two cures that join alone also train together on seed
+# 0's 20 tasks and join together only if that mean also falls by no more than the tie; else the
+# one with the higher 20-task mean joins alone.
+
+CURES_ROW = "dmn+ext"
+#: The cures of version 6 (the step ``cures``): the knobs each turns on and the tasks it is aimed at.
+CURES = {
+    "answer_hidden": {"settings": {"answer_hidden": True}, "tasks": (7, 17, 18)},
+    "rename_entities": {"settings": {"rename_entities": True}, "tasks": (3, 18)},
+}
+CURES_SEEDS = (0, 1, 2)
+CURES_RISE = 0.02           # the target tasks' mean held-out accuracy must rise by more than this ...
+CURES_OUT = RESULTS / "babi_cures.json"
+
+
+def cures_settings(point: dict, task_need: int, cures=()) -> dict:
+    """The row's knobs at ``point`` (its cap lowered to what the task can use), the cures' on top,
+    trained as selection trains (stopping when the held-out accuracy first reaches 100%)."""
+    extra = {k: v for name in cures for k, v in CURES[name]["settings"].items()}
+    return {**row_settings(CURES_ROW, effective_point(point, task_need)), **extra, **SELECT_ONLY}
+
+
+def cures_arm_name(cures) -> str:
+    return "+".join(cures) or "row"
+
+
+def train_cures_arm(folder: str, runs: Path, point: dict, cures, pairs, needed: dict, n_jobs: int) -> dict:
+    """One arm (the row with ``cures``) on every (task, seed) of ``pairs``: {(task, seed): result}."""
+    name = cures_arm_name(cures)
+    jobs = [(t, folder, cures_settings(point, needed[t], cures),
+             runs / CURES_ROW / "cures" / name / f"seed{s}" / f"task{t:02d}", s, False) for t, s in pairs]
+    results = _run_all(jobs, n_jobs, lambda j, r: f"{name} task {j[0]:>2} seed {j[4]}: held-out "
+                       f"{100 * r['val_accuracy']:.1f}%, answer loss {r.get('val_answer_loss') or 0:.4f} "
+                       f"({r['epochs']} epochs, {r['train_seconds']:.0f} s)")
+    return dict(zip(pairs, results))
+
+
+def paired(cure: dict, base: dict, key: str) -> dict:
+    """Cure minus row over the pairs both hold: the mean difference and its standard error."""
+    diffs = [cure[p][key] - base[p][key] for p in base]
+    se = statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else float("inf")
+    return {"mean": round(statistics.fmean(diffs), 6), "se": round(se, 6), "n": len(diffs)}
+
+
+def cures_first_step(cure: dict, base: dict) -> dict:
+    """The rule's first step on the target tasks (version 6, item 1)."""
+    acc, loss = paired(cure, base, "val_accuracy"), paired(cure, base, "val_answer_loss")
+    rises = acc["mean"] > CURES_RISE
+    surer = loss["mean"] < 0 and abs(loss["mean"]) > 2 * loss["se"]
+    return {"held_out_accuracy": acc, "held_out_answer_loss": loss, "accuracy_rises": rises, "surer": surer,
+            "passes": acc["mean"] >= 0 and (rises or surer)}
+
+
+def mean20(arm: dict, tasks) -> float:
+    return statistics.fmean(arm[(t, 0)]["val_accuracy"] for t in tasks)
+
+
+def decide_cures(folder: str, runs: Path, n_jobs: int, tasks=TASKS, point: dict | None = None) -> dict:
+    """Version 6's rule for every cure (the step ``cures``); what ``results/babi_cures.json`` stores."""
+    point = point or BABI_CHOSEN[CURES_ROW]
+    needed = {t: passes_needed(folder, t) for t in tasks}
+    started = time.perf_counter()
+    arms: dict[str, dict] = {"row": {}}
+    verdicts: dict[str, dict] = {}
+    for name, cure in CURES.items():
+        pairs = [(t, s) for t in cure["tasks"] for s in CURES_SEEDS]
+        arms["row"].update(train_cures_arm(folder, runs, point, (), pairs, needed, n_jobs))
+        arms[name] = train_cures_arm(folder, runs, point, (name,), pairs, needed, n_jobs)
+        verdicts[name] = cures_first_step(arms[name], {p: arms["row"][p] for p in pairs})
+    every = [(t, 0) for t in tasks]
+    passing = [name for name in CURES if verdicts[name]["passes"]]
+    if passing:
+        arms["row"].update(train_cures_arm(folder, runs, point, (), every, needed, n_jobs))
+    for name in passing:
+        arms[name].update(train_cures_arm(folder, runs, point, (name,), every, needed, n_jobs))
+        fall = mean20(arms["row"], tasks) - mean20(arms[name], tasks)
+        verdicts[name].update(mean20_row=round(mean20(arms["row"], tasks), 4),
+                              mean20_cure=round(mean20(arms[name], tasks), 4),
+                              mean20_fall=round(fall, 4), joins_alone=fall <= TIE + 1e-12)
+    joining = [name for name in passing if verdicts[name]["joins_alone"]]
+    together = None
+    if len(joining) > 1:
+        both = tuple(joining)
+        arms[cures_arm_name(both)] = train_cures_arm(folder, runs, point, both, every, needed, n_jobs)
+        fall = mean20(arms["row"], tasks) - mean20(arms[cures_arm_name(both)], tasks)
+        together = {"cures": list(both), "mean20": round(mean20(arms[cures_arm_name(both)], tasks), 4),
+                    "mean20_fall": round(fall, 4), "joins": fall <= TIE + 1e-12}
+        if not together["joins"]:
+            joining = [max(joining, key=lambda n: verdicts[n]["mean20_cure"])]
+    return {"rule": (f"on the cure's target tasks over seeds {', '.join(map(str, CURES_SEEDS))}: the mean held-out accuracy "
+                     f"does not fall, and rises by more than {CURES_RISE:g} or the held-out answer cross-entropy falls by "
+                     f"more than two standard errors of the paired difference; then the 20 tasks' mean held-out "
+                     f"accuracy on seed 0 falls by no more than {TIE:g}; two cures that join alone join "
+                     f"together only if, trained together, they pass that too"),
+            "row": CURES_ROW, "point": point, "cures": {n: {"settings": c["settings"], "tasks": list(c["tasks"])}
+                                                  for n, c in CURES.items()},
+            "verdicts": verdicts, "together": together, "joined": joining, "data": repo_path(folder), "jobs": n_jobs,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+            "runs": {arm: {f"task{t}_seed{s}": {k: r.get(k) for k in ("val_accuracy", "val_answer_loss", "epochs",
+                                                                         "best_epoch", "train_seconds")}
+                           for (t, s), r in sorted(done.items())} for arm, done in arms.items()}}
+
+
 def main(argv=None) -> int:
     from dca_course import configure_process
 
     configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="bAbI v1.2 folder holding en/ (or the en/ folder itself)")
-    parser.add_argument("step", choices=("select", "final", "rescore", "summarise", "cure"),
+    parser.add_argument("step", choices=("select", "final", "rescore", "summarise", "cure", "cures"),
                         help="select on held-out stories, the final row, train a row's stored runs again "
                              "and score them with today's evaluation (--tasks, --seeds), compute a stored row's "
-                             "summary again, or decide whether the cure joins dmn+ext (--row dmn+ext)")
+                             "summary again, decide whether version 3's cure joins dmn+ext, or judge version 6's "
+                             "cures (both --row dmn+ext)")
     parser.add_argument("--row", required=True, choices=list(ROWS))
     parser.add_argument("--seeds", default="0,1,2", help="final: comma-separated seeds")
     parser.add_argument("--tasks", default="all", help="comma-separated task numbers, or all (the protocol's)")
@@ -706,6 +826,22 @@ def main(argv=None) -> int:
         write_result_json(CURE_OUT, result, command=command,
                           config={"base": row_settings("dmn+ext", CURE_POINT), "cure": CURE}, measures=MEASURED)
         print(result["verdict"], file=sys.stderr)
+        return 0
+    if args.step == "cures":
+        if args.row != CURES_ROW:
+            parser.error(f"cures: the cures are for the {CURES_ROW} row (--row {CURES_ROW})")
+        result = decide_cures(folder, args.runs, args.jobs)
+        write_result_json(CURES_OUT, result, command=command,
+                          config={"row": row_settings(CURES_ROW, result["point"]), "cures": result["cures"],
+                                  "select_only": SELECT_ONLY, "seeds": list(CURES_SEEDS)},
+                          measures=MEASURED)
+        for name, v in result["verdicts"].items():
+            print(f"{name}: held-out accuracy {100 * v['held_out_accuracy']['mean']:+.2f} points, answer loss "
+                  f"{v['held_out_answer_loss']['mean']:+.4f} ± {v['held_out_answer_loss']['se']:.4f}: "
+                  f"{'passes' if v['passes'] else 'fails'} the first step"
+                  + (f"; 20-task mean {100 * v['mean20_cure']:.2f}% against {100 * v['mean20_row']:.2f}%"
+                     if "mean20_cure" in v else ""), file=sys.stderr)
+        print(f"joined: {', '.join(result['joined']) or 'none'}", file=sys.stderr)
         return 0
     if args.step == "summarise":
         stored = json.loads(STORED.read_text())

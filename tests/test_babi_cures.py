@@ -1,4 +1,4 @@
-"""``experiments/babi_cures.py``, the protocol's version 6 rule for the course's row's cures: a cure
+"""``experiments/babi_rows.py cures``, the protocol's version 6 rule for the course's row's cures: a cure
 joins only by held-out figures, on its target tasks first, then on seed 0's 20 tasks."""
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import json
 import pytest
 from conftest import load_script
 
-cures = load_script("babi_cures")
-rows = cures.rows
+rows = load_script("babi_rows")
 
 
 def _fake_fit(effects: dict):
@@ -19,8 +18,8 @@ def _fake_fit(effects: dict):
         fit.calls.append((task, seed, score_test, settings.get("ceiling_patience")))
         acc, loss = 0.9 + 0.001 * seed + 0.002 * (task % 3), 0.3 - 0.01 * seed - 0.004 * (task % 5)
         for name, (d_acc, d_loss, d_other) in effects.items():
-            if any(settings.get(k) == v for k, v in cures.CURES[name]["settings"].items()):
-                aimed = task in cures.CURES[name]["tasks"]
+            if any(settings.get(k) == v for k, v in rows.CURES[name]["settings"].items()):
+                aimed = task in rows.CURES[name]["tasks"]
                 acc += d_acc if aimed else d_other
                 loss += (d_loss + 0.002 * seed) if aimed else 0.0     # a spread, so the paired se is not 0
         return {"val_accuracy": acc, "val_answer_loss": loss, "best_epoch": 1, "epochs": 1, "train_seconds": 1.0,
@@ -33,9 +32,9 @@ def _run(monkeypatch, tmp_path, effects):
     fit = _fake_fit(effects)
     monkeypatch.setattr(rows, "_fit", fit)
     monkeypatch.setattr(rows, "passes_needed", lambda folder, task: 3 if task in (3, 7, 8) else 2)
-    monkeypatch.setattr(cures, "OUT", tmp_path / "babi_cures.json")
+    monkeypatch.setattr(rows, "CURES_OUT", tmp_path / "babi_cures.json")
     (tmp_path / "en").mkdir()
-    assert cures.main([str(tmp_path), "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
+    assert rows.main([str(tmp_path), "cures", "--row", "dmn+ext", "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
     return json.loads((tmp_path / "babi_cures.json").read_text()), fit
 
 
@@ -55,7 +54,7 @@ def test_a_cure_joins_only_by_the_held_out_rule(monkeypatch, tmp_path, effects, 
         assert v["held_out_accuracy"]["mean"] == pytest.approx(d_acc, abs=1e-6)
         assert v["passes"] is (d_acc >= 0 and (d_acc > 0.02 or d_loss < -0.01))
         assert ("mean20_cure" in v) is v["passes"]
-    assert stored["provenance"]["command"].startswith("python experiments/babi_cures.py")
+    assert stored["provenance"]["command"].startswith("python experiments/babi_rows.py") and " cures --row dmn+ext" in stored["provenance"]["command"]
 
 
 def test_two_cures_that_join_alone_but_not_together_leave_the_one_with_the_higher_20_task_mean(monkeypatch,
@@ -69,10 +68,17 @@ def test_two_cures_that_join_alone_but_not_together_leave_the_one_with_the_highe
         return dict(r, val_accuracy=r["val_accuracy"] - (0.01 if both else 0.0))
     monkeypatch.setattr(rows, "_fit", together_loses_a_point)
     monkeypatch.setattr(rows, "passes_needed", lambda folder, task: 3 if task in (3, 7, 8) else 2)
-    monkeypatch.setattr(cures, "OUT", tmp_path / "babi_cures.json")
+    monkeypatch.setattr(rows, "CURES_OUT", tmp_path / "babi_cures.json")
     (tmp_path / "en").mkdir()
-    assert cures.main([str(tmp_path), "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
+    assert rows.main([str(tmp_path), "cures", "--row", "dmn+ext", "--jobs", "1", "--runs", str(tmp_path / "runs")]) == 0
     stored = json.loads((tmp_path / "babi_cures.json").read_text())
     assert stored["together"]["cures"] == ["answer_hidden", "rename_entities"] and stored["together"]["joins"] is False
     assert stored["joined"] == ["rename_entities"]                      # its 20-task mean is the higher
     assert "answer_hidden+rename_entities" in stored["runs"]
+
+
+def test_the_cures_are_for_the_course_row_only(tmp_path, capsys):
+    (tmp_path / "en").mkdir()
+    with pytest.raises(SystemExit):
+        rows.main([str(tmp_path), "cures", "--row", "dmn", "--jobs", "1", "--runs", str(tmp_path / "runs")])
+    assert "cures: the cures are for the dmn+ext row" in capsys.readouterr().err
