@@ -23,13 +23,13 @@ from .errors import InputError
 
 __all__ = ["SHIPPED_RESULTS", "ShippedFileError", "checkpoint_folder", "results_file"]
 
-#: The files of ``results/`` that a notebook reads (03b, 05, 06, 07, 08 and 08's scoreboard): the wheel ships these
+#: The files of ``results/`` that a notebook reads (03, 03b, 05, 06, 07, 08 and 08's scoreboard): the wheel ships these
 #: and no others, and :func:`results_file` refuses any other name, in a clone too, so that a notebook that reads a
 #: new result fails where it is written rather than on Colab.
 SHIPPED_RESULTS = (
-    "babi_ceiling_replay.json", "babi_real_1k.json", "cnndm_dca.json", "cnndm_real.json", "communication.json",
-    "copying.json", "dca.json", "lstm_limit_fast.json", "lstm_limit_full.json", "misattribution.json",
-    "notebook_claims.json", "opennmt_throughput.json", "rl_dca.json",
+    "babi_ceiling_replay.json", "babi_real_1k.json", "babi_selection.json", "cnndm_dca.json", "cnndm_real.json",
+    "communication.json", "copying.json", "dca.json", "dmn_diagnosis.json", "lstm_limit_fast.json",
+    "lstm_limit_full.json", "misattribution.json", "notebook_claims.json", "opennmt_throughput.json", "rl_dca.json",
 )
 
 #: The package's folder that holds the wheel's copies: ``results/NAME`` and ``checkpoints/NAME/...``.

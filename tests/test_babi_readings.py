@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from dca_course.data.babi import PAPER_ACCURACY_1K
-from dca_course.data.babi.readings import (first_pass_range, gap_to_paper, pass_readings, row_accuracies,
+from dca_course.data.babi.readings import (first_pass_range, gap_to_paper, gate_training_table, pass_readings,
+                                           row_accuracies,
                                            seeds_of_task, tasks_under_paper)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -118,3 +119,30 @@ def test_a_row_seed_by_seed_counts_a_task_only_when_every_seed_is_at_95():
     assert "runs restarted 1, trainings 2, 1.0 h of one thread, kept 0" in text
     assert all(len(line) <= 120 for line in lines)
     assert "every seed: 2 of 2" in row_by_seed(_row({1: (1.0, 1.0), 2: (0.95, 0.951)}))
+
+
+def test_the_gate_training_table_is_the_last_search_step_at_the_chosen_cap():
+    selection = json.loads((RESULTS / "babi_selection.json").read_text(encoding="utf-8"))
+    search = selection["dmn"]
+    chosen = search["chosen"]
+    text = gate_training_table(selection, "dmn", tasks=(2, 3))
+    lines = text.splitlines()[2:]
+    assert len(lines) == 4                                              # two gate losses by two initialisations
+    by_cell = {tuple(line.split()[:2]): line for line in lines}
+    assert set(by_cell) == {(g, i) for g in ("bce", "softmax") for i in ("pytorch", "xavier")}
+    for p in search["points"]:
+        q = p["point"]
+        if q["max_passes"] != chosen["max_passes"] or any(q[k] != v for k, v in chosen.items()
+                                                           if k not in ("gate_loss", "dmn_init")):
+            continue
+        words = by_cell[(q["gate_loss"], q["dmn_init"])].split()
+        assert words[2] == f"{100 * p['held_out_mean']:.2f}" + ("*" if q == chosen else "")
+        assert words[3:] == [f"{100 * p['held_out_per_task'][t]:.1f}" for t in ("2", "3")]
+    assert sum("*" in line for line in lines) == 1
+    assert "cap 3 passes" in text.splitlines()[0]
+
+
+def test_the_gate_training_table_refuses_a_search_that_did_not_cross_the_two():
+    selection = json.loads((RESULTS / "babi_selection.json").read_text(encoding="utf-8"))
+    with pytest.raises(ValueError, match="does not cross gate_loss with dmn_init"):
+        gate_training_table(selection, "dmn+")

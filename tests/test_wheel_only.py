@@ -26,7 +26,8 @@ from dca_course.shipped import PACKAGED, SHIPPED_RESULTS
 ROOT = Path(__file__).resolve().parents[1]
 WHOLE = ("03b_babi_lab", "08_results")
 CHECKPOINT_MARK = "checkpoint_folder("       # how a cell of 06 loads a shipped checkpoint
-SECTIONS = {"05_pointer_generator_coverage": "Your own article"}     # run alone after the set-up cells
+SECTIONS = {"03_dynamic_memory_networks": "How the gates are taught",   # run alone after the set-up cells
+            "05_pointer_generator_coverage": "Your own article"}
 MISSING = ("skipped", "none here", "is not here")
 
 # Run first in every notebook: the kernel's dca_course is the wheel's, and it reads the wheel's copies.
@@ -87,8 +88,8 @@ def section_cells(nb, title: str) -> list:
 
 
 def notebook_copies(folder: Path) -> list[Path]:
-    """03b and 08 whole, 06 through its checkpoint sections, 05's set-up and SECTIONS; each with the WHERE_FROM
-    check first."""
+    """03b and 08 whole, 06 through its checkpoint sections, the set-up cells and one section of 03 and of 05
+    (SECTIONS); each with the WHERE_FROM check first."""
     folder.mkdir()
     copies = []
     for name in (*WHOLE, "06_deep_communicating_agents", *SECTIONS):

@@ -249,6 +249,47 @@ def row_by_seed(row: dict, below: float = 0.95) -> str:
     return "\n".join(lines)
 
 
+
+def gate_training_table(selection: dict, row: str = "dmn", tasks=(2, 3)) -> str:
+    """The last step of a row's search (``results/babi_selection.json``, protocol version 5): how the gates are
+    trained (``gate_loss``: a binary cross-entropy per fact, or a cross-entropy over the pass's facts) crossed with
+    how the weights start (``dmn_init``: PyTorch's defaults, or Xavier-uniform), every other setting at the choice.
+    Held-out accuracy only, on seed 0: the mean over the 20 tasks and on ``tasks``; the chosen point is starred."""
+    search = selection[row]
+    chosen = search["chosen"]
+    step = search["steps"][-1]
+    if set(step["setting"].split("+")) != {"gate_loss", "dmn_init"}:
+        raise ValueError(f"the last step of {row!r} does not cross gate_loss with dmn_init: {step['setting']!r}")
+    points = [p for p in search["points"] if p["point"]["max_passes"] == chosen["max_passes"]
+              and all(p["point"][k] == v for k, v in chosen.items() if k not in ("gate_loss", "dmn_init"))]
+    head = "  ".join(f"task {t:>2}" for t in tasks)
+    lines = [f"{row} row, held-out % on seed 0 (cap {chosen['max_passes']} passes; every other setting at the choice)",
+             f"{'gate loss':<9}  {'initialisation':<14}  {'20 tasks':>8}  {head}"]
+    for p in sorted(points, key=lambda p: (p["point"]["gate_loss"], p["point"]["dmn_init"])):
+        star = "*" if p["point"] == chosen else " "
+        per = "  ".join(f"{100 * p['held_out_per_task'][str(t)]:7.1f}" for t in tasks)
+        lines.append(f"{p['point']['gate_loss']:<9}  {p['point']['dmn_init']:<14}  {100 * p['held_out_mean']:7.2f}{star}  "
+                     f"{per}")
+    return "\n".join(lines)
+
+
+def diagnosis_lines(diagnosis: dict, arms=("D1", "D7", "D1+D7"), tasks=(2, 3)) -> str:
+    """The ``dmn`` row's diagnosis (``results/dmn_diagnosis.json``, held-out stories, seeds 0-2): for each arm
+    and task, the held-out accuracy and each pass's hits minus the base's, paired by seed, ± one standard error,
+    and whether the accuracy's difference lies beyond two standard errors (the course's rule)."""
+    seeds = ", ".join(map(str, diagnosis["seeds"]))
+    lines = [f"held-out stories, seeds {seeds}; each arm minus the base at its point, ± one standard error"]
+    for arm in arms:
+        lines.append(f"{arm}: {diagnosis['arms'][arm]['change']}")
+        for t in tasks:
+            d = diagnosis["table"][arm][str(t)]["minus_base"]
+            acc = d["held_out_accuracy"]
+            beyond = "beyond two standard errors" if abs(acc["mean"]) > 2 * acc["se"] else "not distinguishable"
+            hits = " / ".join(f"{100 * h['mean']:+.1f} ± {100 * h['se']:.1f}" for h in d["per_pass_hits"])
+            lines.append(f"  task {t}: accuracy {100 * acc['mean']:+.1f} ± {100 * acc['se']:.1f} points ({beyond}); "
+                         f"hits per pass {hits}")
+    return "\n".join(lines)
+
 # -- the older babi-1k table --------------------------------------------------------------------------
 def results_table(stored: dict) -> str:
     """The per-task table of a stored ``experiments/babi_real.py`` result beside the papers' figures
