@@ -12,7 +12,7 @@ import pytest
 
 from dca_course.data.babi import PAPER_ACCURACY_1K
 from dca_course.data.babi.readings import (first_pass_range, gap_to_paper, gate_training_table, pass_readings,
-                                           row_accuracies,
+                                           row_accuracies, row_beside_replaced,
                                            seeds_of_task, tasks_under_paper)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -146,3 +146,25 @@ def test_the_gate_training_table_refuses_a_search_that_did_not_cross_the_two():
     selection = json.loads((RESULTS / "babi_selection.json").read_text(encoding="utf-8"))
     with pytest.raises(ValueError, match="does not cross gate_loss with dmn_init"):
         gate_training_table(selection, "dmn+")
+
+
+def test_a_row_trained_again_is_printed_beside_the_one_it_replaced(stored):
+    import copy
+
+    assert "no earlier row" in row_beside_replaced({"rows": stored["rows"]}, "dmn")
+    again = {"rows": {"dmn": copy.deepcopy(stored["rows"]["dmn+"])},
+             "replaced_rows": {"dmn": [copy.deepcopy(stored["rows"]["dmn+ext"]), copy.deepcopy(stored["rows"]["dmn"])]}}
+    text = row_beside_replaced(again, "dmn")                      # the latest replaced row is the one compared
+    new, old = stored["rows"]["dmn+"], stored["rows"]["dmn"]
+    lines = text.splitlines()
+    assert lines[0].endswith(f"commit {new['provenance']['commit'][:7]}")
+    assert lines[1].endswith(f"commit {old['provenance']['commit'][:7]}")
+    for t in ("2", "19"):
+        words = next(line for line in lines if line.split()[:1] == [t]).split()
+        mine = [100 * statistics.fmean(r["per_task"][t]["per_seed"][str(s)] for s in r["seeds"]) for r in (new, old)]
+        assert [words[2], words[5]] == [f"{m:.1f}" for m in mine]
+        assert words[8] == f"{100 * (new['per_task'][t]['mean'] - old['per_task'][t]['mean']):+.1f}"
+        assert words[9] == f"{PAPER_ACCURACY_1K['DMN'][int(t)]:.1f}"
+    per_seed = [100 * statistics.fmean(new["per_task"][t]["per_seed"][str(s)] - old["per_task"][t]["per_seed"][str(s)]
+                                       for t in new["per_task"]) for s in (0, 1, 2)]
+    assert lines[-1].endswith(", ".join(f"{d:+.1f}" for d in per_seed))

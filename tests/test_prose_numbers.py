@@ -466,6 +466,12 @@ def test_the_protocol_quotes_each_row_that_has_run():
         assert f"commit {row['provenance']['commit'][:7]}" in flat
     reached = all(r["tasks_at_95"] == len(r["per_task"]) and r["mean"] >= 0.985 for r in rows.values())
     assert ("is not reached by this row" in flat) == (not reached)
+    for name, earlier in (stored.get("replaced_rows") or {}).items():      # a row trained again keeps its old paragraph
+        for row in earlier:
+            heading = re.search(rf"\*\*`{re.escape(name)}`, version (\d+): done\*\* \(.{{0,200}}?commit "
+                                rf"{row['provenance']['commit'][:7]}\): {re.escape(babi_row_summary(row))}", flat)
+            assert heading, (name, row["provenance"]["commit"])
+            assert babi_row_losses({"rows": {name: row}}, name) in text
 
 
 def found_per_pass(row: dict, task: str) -> list[float]:

@@ -250,6 +250,55 @@ def row_by_seed(row: dict, below: float = 0.95) -> str:
 
 
 
+def _point_words(settings: dict) -> str:
+    """A row's chosen settings in a few words (the protocol's grid, and version 5's two for the ``dmn`` row)."""
+    words = [f"lr {settings['lr']:g}", f"L2 {settings['weight_decay']:g}" if settings["weight_decay"] else "no L2",
+             f"dropout {settings['dropout']:g}" if settings["dropout"] else "no dropout"]
+    if "gate_loss" in settings:
+        words.append(f"gate loss {settings['gate_loss']}")
+    if "dmn_init" in settings:
+        words.append(f"{settings['dmn_init']} initialisation")
+    return ", ".join(words)
+
+
+def row_beside_replaced(stored: dict, row: str = "dmn") -> str:
+    """A row trained again under a later protocol version beside the one it replaced (``stored["replaced_rows"]``,
+    the latest) and the DMN paper, task by task: each row's test accuracy, mean ± sd over its seeds, and the new
+    row minus the old one, with the paired difference of the 20 tasks' mean seed by seed.  Says so when the row
+    has replaced none."""
+    earlier = (stored.get("replaced_rows") or {}).get(row)
+    if not earlier:
+        return f"{row}: no earlier row of this name was replaced"
+    new, old = stored["rows"][row], earlier[-1]
+    paper = PAPER_ACCURACY_1K["DMN"]
+
+    def cell(r, t):
+        values = [100 * r["per_task"][t]["per_seed"][str(s)] for s in r["seeds"]]
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        return f"{statistics.fmean(values):5.1f} ± {sd:4.1f}"
+
+    lines = [f"{r_name}: {_point_words(r['settings'])}; commit {r['provenance']['commit'][:7]}"
+             for r_name, r in (("now   ", new), ("before", old))]
+    lines.append(f"test %, mean ± sd over seeds {', '.join(map(str, new['seeds']))} (now) and "
+                 f"{', '.join(map(str, old['seeds']))} (before); the DMN paper's figure")
+    lines.append(f"{'task':>4}  {'':<24}  {'now':>12}  {'before':>12}  {'now - before':>12}  {'paper':>5}")
+    for t in sorted(new["per_task"], key=int):
+        gain = 100 * (new["per_task"][t]["mean"] - old["per_task"][t]["mean"])
+        lines.append(f"{int(t):>4}  {TASK_NAMES[int(t)][:24]:<24}  {cell(new, t)}  {cell(old, t)}  {gain:>+12.1f}  "
+                     f"{paper[int(t)]:5.1f}")
+    seeds = [s for s in new["seeds"] if s in old["seeds"]]
+
+    def seed_mean(r, s):
+        return statistics.fmean(r["per_task"][t]["per_seed"][str(s)] for t in new["per_task"])
+
+    per_seed = [100 * (seed_mean(new, s) - seed_mean(old, s)) for s in seeds]
+    lines.append(f"{'mean':>4}  {'':<24}  {100 * new['mean']:12.1f}  {100 * old['mean']:12.1f}  "
+                 f"{100 * (new['mean'] - old['mean']):>+12.1f}  {paper_mean():5.1f}")
+    lines.append(f"now - before, seed by seed ({', '.join(map(str, seeds))}): "
+                 + ", ".join(f"{d:+.1f}" for d in per_seed))
+    return "\n".join(lines)
+
+
 def gate_training_table(selection: dict, row: str = "dmn", tasks=(2, 3)) -> str:
     """The last step of a row's search (``results/babi_selection.json``, protocol version 5): how the gates are
     trained (``gate_loss``: a binary cross-entropy per fact, or a cross-entropy over the pass's facts) crossed with
