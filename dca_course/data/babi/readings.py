@@ -1,16 +1,21 @@
 """Readings of the stored bAbI results: what ``results/babi_real_1k.json`` says, as notebook 03b prints it.
 
-The stored file holds two things (``experiments/babi_real.py`` and ``experiments/babi_rows.py`` write them):
+The stored file holds these (``experiments/babi_real.py`` and ``experiments/babi_rows.py`` write them):
 
 * ``rows``: the three rows of ``results/babi_protocol.md`` (``dmn``, ``dmn+``, ``dmn+ext``), each trained on seeds
   0, 1 and 2 with its settings chosen on held-out stories; per task, ``mean`` and ``per_seed`` accuracies, and per
   task and seed the training's ``runs`` entry (epochs, held-out accuracy, how often each pass's top gate found its
   supporting fact on the test);
+* ``replaced_rows``: per row name, the rows it replaced when it trained again under a later protocol version
+  (:func:`row_beside_replaced`);
 * the older single table of the ``babi-1k`` profile (``per_task``, ``per_task_per_seed``, ``runs``): DMN+ with the
   course's additions, whose settings were chosen partly while looking at test figures.
 
+Two more files are read where named: ``results/babi_selection.json`` (the rows' searches on held-out stories,
+:func:`gate_training_table`) and ``results/dmn_diagnosis.json`` (the ``dmn`` row's diagnosis, :func:`diagnosis_lines`).
+
 Every function returns text (or plain numbers for a chart): the stored figures, the same on every machine.
-Notebooks 03b and 08 print them, from a clone's ``results/`` or the wheel's copy on Colab.  What the
+Notebooks 03, 03b and 08 print them, from a clone's ``results/`` or the wheel's copy on Colab.  What the
 experiment computes (a row's summary, the time of its longest seed) ``experiments/babi_rows.py`` stores in
 the row; these functions only read it.
 A pass's reading counts a hit when its top gate is on a fact that pass is taught: the last pass of a question with
@@ -249,7 +254,6 @@ def row_by_seed(row: dict, below: float = 0.95) -> str:
     return "\n".join(lines)
 
 
-
 def _point_words(settings: dict) -> str:
     """A row's chosen settings in a few words (the protocol's grid, and version 5's two for the ``dmn`` row)."""
     words = [f"lr {settings['lr']:g}", f"L2 {settings['weight_decay']:g}" if settings["weight_decay"] else "no L2",
@@ -338,6 +342,7 @@ def diagnosis_lines(diagnosis: dict, arms=("D1", "D7", "D1+D7"), tasks=(2, 3)) -
             lines.append(f"  task {t}: accuracy {100 * acc['mean']:+.1f} ± {100 * acc['se']:.1f} points ({beyond}); "
                          f"hits per pass {hits}")
     return "\n".join(lines)
+
 
 # -- the older babi-1k table --------------------------------------------------------------------------
 def results_table(stored: dict) -> str:
