@@ -520,6 +520,17 @@ def selection_rows(selection: dict) -> list[str]:
     return lines
 
 
+def rescored_rows(stored: dict) -> dict:
+    """Per row name, the row that was rescored: the stored row, or, where it trained again after the rescoring
+    (scored with today's evaluation from the start, so with no ``rescoring``), the latest replaced row that has one."""
+    found = {}
+    for name, row in (stored.get("rows") or {}).items():
+        earlier = [r for r in (stored.get("replaced_rows") or {}).get(name, []) if "rescoring" in r]
+        if "rescoring" in row or earlier:
+            found[name] = row if "rescoring" in row else earlier[-1]
+    return found
+
+
 def rescoring_table(stored: dict, tasks=("7", "8")) -> str:
     """Per rescored row, each pass of ``tasks``: how often its top gate found its supporting fact on the
     test (mean over the seeds, %), in the final command's runs scored with one fact for the last pass
@@ -531,9 +542,7 @@ def rescoring_table(stored: dict, tasks=("7", "8")) -> str:
         return " ".join(f"{100 * statistics.fmean(p[k] for p in passes):3.0f}" for k in range(len(passes[0])))
 
     lines = [f"{'row':<9}{'task':>5}  {'before: per pass %':<20}{'after: per pass %':<19}answers %, before -> after"]
-    for name, row in stored["rows"].items():
-        if "rescoring" not in row:
-            continue
+    for name, row in rescored_rows(stored).items():
         for t in tasks:
             runs = [row["runs"][t][str(s)] for s in row["seeds"]]
             before = [r.get("replaced_run") or {**r, "supporting_fact_accuracy_per_pass": r[BEFORE_RESCORING]

@@ -598,3 +598,22 @@ def test_the_fingerprint_leaves_out_code_no_training_runs(monkeypatch, tmp_path)
     (tmp_path / "pkg" / "model.py").write_text("def f(x):\n    return x + 2\n")
     assert provenance.code_fingerprint(["pkg"], leave_out=["pkg/readings.py"]) != before
     assert rows.NOT_TRAINED == ["dca_course/data/babi/readings.py"] and rows._fit in rows.TRAINS
+
+
+def test_the_rescoring_table_keeps_a_rescored_row_after_it_is_trained_again():
+    """A row trained again with today's evaluation has no rescoring: the table then reads the replaced row's, so the
+    protocol's table of the rescoring stays what it was."""
+    import copy
+
+    stored = json.loads((rows.STORED).read_text(encoding="utf-8"))
+    before = rows.rescoring_table(stored)
+    again = copy.deepcopy(stored)
+    new = copy.deepcopy(again["rows"]["dmn"])
+    new.pop("rescoring")
+    new["settings"] = dict(new["settings"], gate_loss="softmax")
+    rows.keep_replaced_row(again, "dmn", new)
+    again["rows"]["dmn"] = new
+    assert rows.rescoring_table(again) == before
+    assert set(rows.rescored_rows(again)) == {"dmn", "dmn+", "dmn+ext"}
+    again["replaced_rows"]["dmn"][-1].pop("rescoring")             # neither rescored: the row leaves the table
+    assert "dmn " not in rows.rescoring_table(again).replace("dmn+", "")
