@@ -47,7 +47,8 @@ def test_the_last_pass_of_tasks_7_and_8_is_read_as_rescored(stored):
     """Tasks 7 and 8's runs in every rescored row are scored with the last pass against every fact left over (the
     ``rescore`` of ``experiments/babi_rows.py``), and 03b's reading of them is the mean over the seeds."""
     for name, row in stored["rows"].items():
-        assert "rescoring" in row, name
+        if "rescoring" not in row:      # trained again with today's evaluation: the row it replaced was rescored
+            row = next(r for r in reversed(stored["replaced_rows"][name]) if "rescoring" in r)
         for t in ("7", "8"):
             for s in row["seeds"]:
                 run, record = row["runs"][t][str(s)], row["rescoring"]["runs"][t][str(s)]
