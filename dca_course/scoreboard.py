@@ -200,12 +200,16 @@ def dmn_mean(r: Results) -> tuple[str, str]:
                                   "bAbI", "03b, 08; babi_real_1k.json")
 def dmn_plus_gain(r: Results) -> tuple[str, str]:
     """Xiong et al. 2016. The protocol's `dmn+` row against its `dmn` row, seed by seed (each seed's mean over the
-    tasks): yes when DMN+ is ahead on every seed, no when behind on every seed, partly otherwise."""
+    tasks): yes when DMN+ is ahead on every seed, no when behind on every seed, partly otherwise. Says so when the
+    two rows start from different initial weights."""
     plus, dmn = r.babi_row("dmn+"), r.babi_row("dmn")
     gains = [100 * (a - b) for a, b in zip(_babi_seed_means(plus), _babi_seed_means(dmn))]
+    # the rows' initialisations, where they differ, belong beside the comparison: it is then not DMN+'s parts alone
+    inits = [row["provenance"]["config"].get("dmn_init", "pytorch") for row in (dmn, plus)]
+    differ = "" if inits[0] == inits[1] else f"; the DMN starts from {inits[0]} weights, DMN+ from {inits[1]}"
     return ("yes" if min(gains) > 0 else "no" if max(gains) < 0 else "partly",
             f"{100 * plus['mean']:.1f}% against the DMN's {100 * dmn['mean']:.1f}%, same protocol: "
-            f"{', '.join(f'{g:+.1f}' for g in gains)} points on seeds {', '.join(map(str, plus['seeds']))}")
+            f"{', '.join(f'{g:+.1f}' for g in gains)} points on seeds {', '.join(map(str, plus['seeds']))}{differ}")
 
 
 @_row("Xiong et al. 2016 (DMN+)", "it finds its facts without supporting-fact supervision", "03")
