@@ -616,6 +616,20 @@ def test_the_dmn_row_of_version_5_is_read_as_the_protocol_03b_and_08_say():
     assert 1 < 93.6 - round(100 * now["mean"], 1) <= 3
 
 
+def test_the_babi_lab_reads_the_course_row_seed_by_seed_as_its_runs_say():
+    """03b's reading of row_by_seed for the `dmn+ext` row: which tasks are under 95% on every seed and which on some
+    seeds only, and that some seed keeps a model perfect on its held-out stories and under the line on the test."""
+    row = babi_row("dmn+ext")
+    said = markdown("03b")
+    under = {t: [row["runs"][t][str(s)]["accuracy"] < 0.95 for s in row["seeds"]] for t in row["per_task"]}
+    every = sorted((t for t, u in under.items() if all(u)), key=int)
+    some = sorted((t for t, u in under.items() if any(u) and not all(u)), key=int)
+    assert f"Tasks {' and '.join(every)} are under the line on every seed." in said, every
+    assert f"Tasks {' and '.join(some)} are under it on some seeds only, which their means hide." in said, some
+    assert "Some seeds keep a model with a perfect held-out score whose test accuracy is under the line" in said
+    assert any(r["val_accuracy"] == 1.0 and r["accuracy"] < 0.95 for by in row["runs"].values() for r in by.values())
+
+
 def test_the_protocol_gives_each_rows_search():
     """Every row chosen in results/babi_selection.json has its search in the protocol's status
     (babi_rows.py's selection_rows) and its chosen point in words."""
