@@ -630,6 +630,16 @@ def test_the_babi_lab_reads_the_course_row_seed_by_seed_as_its_runs_say():
     assert any(r["val_accuracy"] == 1.0 and r["accuracy"] < 0.95 for by in row["runs"].values() for r in by.values())
 
 
+def test_the_dmn_paper_details_quote_version_4s_dmn_row():
+    """results/dmn_paper_details.md was written about the `dmn` row of protocol version 4: its figures are that row's."""
+    v4 = replaced_row("dmn", 4)
+    text = " ".join((RESULTS / "dmn_paper_details.md").read_text(encoding="utf-8").split())
+    assert "under protocol version 4 (`replaced_rows` in `babi_real_1k.json`" in text
+    assert f"reaches {100 * v4['mean']:.1f}% mean on bAbI 1k against the 93.6%" in text
+    tasks = [100 * v4["per_task"][t]["mean"] for t in ("2", "3")]
+    assert "{:.1f}% and {:.1f}% here, 98.2% and 95.2% in the paper".format(*tasks) in text
+
+
 def test_the_protocol_gives_each_rows_search():
     """Every row chosen in results/babi_selection.json has its search in the protocol's status
     (babi_rows.py's selection_rows) and its chosen point in words."""
