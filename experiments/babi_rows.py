@@ -796,6 +796,38 @@ def decide_cures(folder: str, runs: Path, n_jobs: int, tasks=TASKS, point: dict 
                            for (t, s), r in sorted(done.items())} for arm, done in arms.items()}}
 
 
+def cures_table(stored: dict) -> str:
+    """Version 6's cures as ``results/babi_cures.json`` holds them: per cure, the held-out accuracy and answer loss
+    of each (target task, seed) for the row and the cure, their paired differences and the first step's verdict;
+    then seed 0's 20 tasks, the two cures together where they ran, and what joined. The protocol quotes it."""
+    runs, seeds = stored["runs"], stored["provenance"]["config"]["seeds"]
+    lines = [f"version 6's cures, held-out stories only, seeds {', '.join(map(str, seeds))}, at the {stored['row']} "
+             "row's point"]
+    for name, v in stored["verdicts"].items():
+        lines += [f"{name} (tasks {', '.join(map(str, stored['cures'][name]['tasks']))})",
+                  f"  task  seed  held-out %: row   cure   answer loss: row    cure"]
+        for t in stored["cures"][name]["tasks"]:
+            for s in seeds:
+                a, b = runs["row"][f"task{t}_seed{s}"], runs[name][f"task{t}_seed{s}"]
+                lines.append(f"  {t:>4}  {s:>4}  {100 * a['val_accuracy']:15.1f} {100 * b['val_accuracy']:6.1f}"
+                             f"  {a['val_answer_loss']:17.4f} {b['val_answer_loss']:7.4f}")
+        acc, loss = v["held_out_accuracy"], v["held_out_answer_loss"]
+        lines.append(f"  cure - row: held-out accuracy {100 * acc['mean']:+.2f} ± {100 * acc['se']:.2f} points, "
+                     f"answer loss {loss['mean']:+.4f} ± {loss['se']:.4f} ({acc['n']} pairs)")
+        lines.append("  first step " + ("passed" if v["passes"] else "failed"))
+        if "mean20_cure" in v:
+            lines.append(f"  seed 0, 20 tasks: held-out mean {100 * v['mean20_row']:.2f}% (row), "
+                         f"{100 * v['mean20_cure']:.2f}% (cure): " + ("joins" if v["joins_alone"] else "does not join")
+                         + " alone")
+    together = stored.get("together")
+    if together:
+        lines.append(f"{' + '.join(together['cures'])} together, seed 0, 20 tasks: held-out mean "
+                     f"{100 * together['mean20']:.2f}%, the row's minus it {100 * together['mean20_fall']:+.2f}: "
+                     + ("join" if together["joins"] else "do not join"))
+    lines.append(f"joined: {', '.join(stored['joined']) or 'none'}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     from dca_course import configure_process
 

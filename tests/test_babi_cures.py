@@ -82,3 +82,24 @@ def test_the_cures_are_for_the_course_row_only(tmp_path, capsys):
     with pytest.raises(SystemExit):
         rows.main([str(tmp_path), "cures", "--row", "dmn", "--jobs", "1", "--runs", str(tmp_path / "runs")])
     assert "cures: the cures are for the dmn+ext row" in capsys.readouterr().err
+
+
+def test_the_cures_table_gives_every_pair_the_differences_and_what_joined(monkeypatch, tmp_path):
+    """cures_table, which the protocol quotes: each cure's (task, seed) pairs for the row and the cure, the paired
+    differences with their standard errors, the 20-task step, and what joined; within 120 characters a line."""
+    stored, _ = _run(monkeypatch, tmp_path, {"answer_hidden": (0.0, -0.05, 0.0), "rename_entities": (0.03, 0.0, 0.0)})
+    text = rows.cures_table(stored)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 120
+    pairs = [line.split() for line in lines if line.split()[:1] and line.split()[0].isdigit()]
+    assert len(pairs) == 3 * (len(rows.CURES["answer_hidden"]["tasks"]) + len(rows.CURES["rename_entities"]["tasks"]))
+    rename = [p for p in pairs if p[0] == "3"]
+    assert all(float(p[3]) - float(p[2]) == pytest.approx(3.0, abs=0.051) for p in rename)     # +3 points held out
+    v = stored["verdicts"]["answer_hidden"]
+    assert f"answer loss {v['held_out_answer_loss']['mean']:+.4f} ± {v['held_out_answer_loss']['se']:.4f}" in text
+    assert text.count("first step passed") == 2 and text.splitlines()[-2].endswith(": join")
+    assert lines[-1] == "joined: answer_hidden, rename_entities"
+    (tmp_path / "again").mkdir()
+    none, _ = _run(monkeypatch, tmp_path / "again",
+                   {"answer_hidden": (0.0, -0.001, 0.0), "rename_entities": (0.015, 0.0, 0.0)})
+    assert rows.cures_table(none).splitlines()[-1] == "joined: none" and "first step passed" not in rows.cures_table(none)
