@@ -828,6 +828,27 @@ def cures_table(stored: dict) -> str:
     return "\n".join(lines)
 
 
+def cures_sentences(stored: dict) -> str:
+    """What ``results/babi_cures.json`` decided, in the protocol's words: each cure's first step on its target tasks,
+    its 20-task step where it ran, and what the course's row trains with. The protocol quotes it; its test too."""
+    said = []
+    for name, v in stored["verdicts"].items():
+        acc, loss = v["held_out_accuracy"], v["held_out_answer_loss"]
+        said.append(f"`{name}` {'passes' if v['passes'] else 'fails'} the first step: on its target tasks the "
+                    f"held-out accuracy moves {100 * acc['mean']:+.2f} ± {100 * acc['se']:.2f} points "
+                    f"({'more' if v['accuracy_rises'] else 'not more'} than {100 * CURES_RISE:g}), and the held-out "
+                    f"answer loss {loss['mean']:+.4f} ± {loss['se']:.4f} ({'beyond' if v['surer'] else 'within'} two "
+                    "standard errors, or not a fall).")
+        if "mean20_cure" in v:
+            said.append(f"On seed 0's 20 tasks its held-out mean is {100 * v['mean20_cure']:.2f}% against the row's "
+                        f"{100 * v['mean20_row']:.2f}%: it {'joins' if v['joins_alone'] else 'does not join'} "
+                        f"(the tie is {100 * TIE:g} points).")
+    joined = stored["joined"]
+    said.append("So the course's row trains " + (f"with {' and '.join(f'`{n}`' for n in joined)}" if joined
+                                                 else "with neither cure") + " in its `final` with the restarts.")
+    return " ".join(said)
+
+
 def main(argv=None) -> int:
     from dca_course import configure_process
 

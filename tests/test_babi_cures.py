@@ -103,3 +103,12 @@ def test_the_cures_table_gives_every_pair_the_differences_and_what_joined(monkey
     none, _ = _run(monkeypatch, tmp_path / "again",
                    {"answer_hidden": (0.0, -0.001, 0.0), "rename_entities": (0.015, 0.0, 0.0)})
     assert rows.cures_table(none).splitlines()[-1] == "joined: none" and "first step passed" not in rows.cures_table(none)
+
+
+def test_the_cures_sentences_say_what_the_rule_decided(monkeypatch, tmp_path):
+    stored, _ = _run(monkeypatch, tmp_path, {"answer_hidden": (0.01, -0.001, 0.0), "rename_entities": (0.03, 0.0, -0.01)})
+    said = rows.cures_sentences(stored)
+    assert "`answer_hidden` fails the first step: on its target tasks the held-out accuracy moves +1.00" in said
+    assert "(not more than 2)" in said and "`rename_entities` passes the first step" in said
+    assert "(more than 2)" in said and "it does not join (the tie is 0.2 points)" in said
+    assert said.endswith("So the course's row trains with neither cure in its `final` with the restarts.")

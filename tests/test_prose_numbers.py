@@ -640,6 +640,20 @@ def test_the_dmn_paper_details_quote_version_4s_dmn_row():
     assert "{:.1f}% and {:.1f}% here, 98.2% and 95.2% in the paper".format(*tasks) in text
 
 
+def test_the_protocol_quotes_the_cures():
+    """Version 6's cures, once judged (results/babi_cures.json): the protocol's status prints babi_rows.py's
+    cures_table and says in cures_sentences' words what the rule decided, at the commit the result records."""
+    if not (RESULTS / "babi_cures.json").is_file():
+        pytest.skip("version 6's cures are not judged yet: results/babi_cures.json is not written")
+    rows_script, stored = load_script("babi_rows"), results("babi_cures.json")
+    text = (RESULTS / "babi_protocol.md").read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    assert rows_script.cures_table(stored) in text
+    assert " ".join(rows_script.cures_sentences(stored).split()) in flat
+    assert f"**Version 6's cures: judged** (`results/babi_cures.json`: `{stored['provenance']['command']}`" in flat
+    assert f"commit {stored['provenance']['commit'][:7]}" in flat
+
+
 def test_the_protocol_gives_each_rows_search():
     """Every row chosen in results/babi_selection.json has its search in the protocol's status
     (babi_rows.py's selection_rows) and its chosen point in words."""
