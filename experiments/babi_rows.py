@@ -837,8 +837,9 @@ def cures_sentences(stored: dict) -> str:
         said.append(f"`{name}` {'passes' if v['passes'] else 'fails'} the first step: on its target tasks the "
                     f"held-out accuracy moves {100 * acc['mean']:+.2f} ± {100 * acc['se']:.2f} points "
                     f"({'more' if v['accuracy_rises'] else 'not more'} than {100 * CURES_RISE:g}), and the held-out "
-                    f"answer loss {loss['mean']:+.4f} ± {loss['se']:.4f} ({'beyond' if v['surer'] else 'within'} two "
-                    "standard errors, or not a fall).")
+                    f"answer loss moves {loss['mean']:+.4f} ± {loss['se']:.4f} ("
+                    + ("a fall beyond two standard errors" if v["surer"] else "a fall within two standard errors"
+                       if loss["mean"] < 0 else "no fall") + ").")
         if "mean20_cure" in v:
             said.append(f"On seed 0's 20 tasks its held-out mean is {100 * v['mean20_cure']:.2f}% against the row's "
                         f"{100 * v['mean20_row']:.2f}%: it {'joins' if v['joins_alone'] else 'does not join'} "

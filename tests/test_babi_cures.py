@@ -106,9 +106,10 @@ def test_the_cures_table_gives_every_pair_the_differences_and_what_joined(monkey
 
 
 def test_the_cures_sentences_say_what_the_rule_decided(monkeypatch, tmp_path):
-    stored, _ = _run(monkeypatch, tmp_path, {"answer_hidden": (0.01, -0.001, 0.0), "rename_entities": (0.03, 0.0, -0.01)})
+    stored, _ = _run(monkeypatch, tmp_path, {"answer_hidden": (0.01, -0.0025, 0.0), "rename_entities": (0.03, 0.0, -0.01)})
     said = rows.cures_sentences(stored)
     assert "`answer_hidden` fails the first step: on its target tasks the held-out accuracy moves +1.00" in said
     assert "(not more than 2)" in said and "`rename_entities` passes the first step" in said
+    assert "(a fall within two standard errors)" in said and "(no fall)" in said
     assert "(more than 2)" in said and "it does not join (the tie is 0.2 points)" in said
     assert said.endswith("So the course's row trains with neither cure in its `final` with the restarts.")
