@@ -83,7 +83,7 @@ from tools.provenance import (DMN_CODE, RESULTS, ROOT, code_fingerprint, code_on
 
 from dca_course.data.babi import PAPER_ACCURACY_1K  # noqa: E402  (after the path line above)
 from dca_course.recipes import DMNConfig  # noqa: E402
-from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_ROWS  # noqa: E402
+from dca_course.recipes.dmn import BABI_CHOSEN, BABI_FIXED, BABI_JOINED_CURES, BABI_ROWS  # noqa: E402
 
 #: The model of each row (the protocol's table; nothing else differs between the rows) and the
 #: settings fixed before any run, the same in every row: the recipe's, which its ``babi-ROW``
@@ -137,6 +137,12 @@ def row_settings(row: str, point: dict) -> dict:
     if row not in ROWS:
         raise SystemExit(f"babi_rows.py: no row {row!r}; the rows are {', '.join(ROWS)}")
     return {**FIXED, **ROWS[row], **point}
+
+
+def final_settings(row: str, point: dict) -> dict:
+    """What the row's ``final`` trains: :func:`row_settings` and the cures that joined the row by version 6's rule
+    (``BABI_JOINED_CURES``, as its ``babi-ROW`` profile holds them)."""
+    return {**row_settings(row, point), **BABI_JOINED_CURES.get(row, {})}
 
 
 def config_for(row: str, point: dict) -> DMNConfig:
@@ -431,7 +437,7 @@ def summarise_row(runs: dict, seeds: list[int]) -> dict:
 
 def final(folder: str, row: str, runs: Path, n_jobs: int, seeds: list[int], point: dict, tasks=TASKS,
           restarts: int = 0) -> dict:
-    settings = row_settings(row, point)
+    settings = final_settings(row, point)
     retry = retry_value(point)
     jobs = [(t, folder, settings, runs / row / "final" / f"seed{s}" / f"task{t:02d}", s, True, retry, restarts)
             for s in seeds for t in tasks]

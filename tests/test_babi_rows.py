@@ -401,8 +401,23 @@ def test_each_rows_profile_is_its_final_at_the_stored_choice():
     assert set(BABI_CHOSEN) == set(selection)
     for row, chosen in selection.items():
         profile = DMNConfig.from_profile(f"babi-{row}")
-        assert dataclasses.replace(profile, profile="full") == rows.config_for(row, chosen["chosen"]), row
+        final = DMNConfig.from_profile("full", rows.final_settings(row, chosen["chosen"]))
+        assert dataclasses.replace(profile, profile="full") == final, row
         assert profile.data_profile == "full" and f"`{row}` row" in DMNConfig.NAMED[f"babi-{row}"][2]
+
+
+def test_the_cures_that_joined_are_the_ones_babi_cures_json_judged_and_only_the_final_trains_them():
+    """BABI_JOINED_CURES is results/babi_cures.json's ``joined`` (each cure's knobs); the row's final trains with
+    them, while its search and the cures' own row arm train the row as version 4 chose it."""
+    from dca_course.recipes.dmn import BABI_JOINED_CURES
+
+    stored = json.loads((rows.RESULTS / "babi_cures.json").read_text(encoding="utf-8"))
+    joined = {k: v for name in stored["joined"] for k, v in stored["cures"][name]["settings"].items()}
+    assert BABI_JOINED_CURES == ({stored["row"]: joined} if joined else {})
+    point = BABI_CHOSEN["dmn+ext"]
+    assert rows.final_settings("dmn+ext", point) == {**rows.row_settings("dmn+ext", point), **joined}
+    assert not set(joined) & set(rows.cures_settings(point, 3))                 # the cures' row arm: without them
+    assert rows.final_settings("dmn", BABI_CHOSEN["dmn"]) == rows.row_settings("dmn", BABI_CHOSEN["dmn"])
 
 
 @pytest.mark.parametrize("row", sorted(BABI_CHOSEN))
