@@ -811,7 +811,7 @@ def cures_table(stored: dict) -> str:
              "row's point"]
     for name, v in stored["verdicts"].items():
         lines += [f"{name} (tasks {', '.join(map(str, stored['cures'][name]['tasks']))})",
-                  f"  task  seed  held-out %: row   cure   answer loss: row    cure"]
+                  "  task  seed  held-out %: row   cure   answer loss: row    cure"]
         for t in stored["cures"][name]["tasks"]:
             for s in seeds:
                 a, b = runs["row"][f"task{t}_seed{s}"], runs[name][f"task{t}_seed{s}"]
