@@ -904,13 +904,7 @@ def main(argv=None) -> int:
                           config={"row": row_settings(CURES_ROW, result["point"]), "cures": result["cures"],
                                   "select_only": SELECT_ONLY, "seeds": list(CURES_SEEDS)},
                           measures=MEASURED)
-        for name, v in result["verdicts"].items():
-            print(f"{name}: held-out accuracy {100 * v['held_out_accuracy']['mean']:+.2f} points, answer loss "
-                  f"{v['held_out_answer_loss']['mean']:+.4f} ± {v['held_out_answer_loss']['se']:.4f}: "
-                  f"{'passes' if v['passes'] else 'fails'} the first step"
-                  + (f"; 20-task mean {100 * v['mean20_cure']:.2f}% against {100 * v['mean20_row']:.2f}%"
-                     if "mean20_cure" in v else ""), file=sys.stderr)
-        print(f"joined: {', '.join(result['joined']) or 'none'}", file=sys.stderr)
+        print(cures_sentences(result), file=sys.stderr)       # the verdicts in the protocol's words
         return 0
     if args.step == "summarise":
         stored = json.loads(STORED.read_text())
