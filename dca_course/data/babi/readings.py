@@ -167,7 +167,7 @@ def rows_table(stored: dict, without=(17, 19)) -> str:
 
 #: The protocol's steps from the DMN paper's model to this course's, and what each one adds.
 ROW_STEPS = (("dmn", "dmn+", "DMN -> DMN+ (input fusion, softmax attention, ReLU update)"),
-                  ("dmn+", "dmn+ext", "DMN+ -> + time features and word match"))
+                  ("dmn+", "dmn+ext", "DMN+ -> + time features, word match, renamed stories"))
 
 
 def row_steps(stored: dict, top: int = 3) -> str:
@@ -262,6 +262,8 @@ def _point_words(settings: dict) -> str:
         words.append(f"gate loss {settings['gate_loss']}")
     if "dmn_init" in settings:
         words.append(f"{settings['dmn_init']} initialisation")
+    if settings.get("rename_entities"):
+        words.append("renamed stories")
     return ", ".join(words)
 
 
@@ -281,7 +283,11 @@ def row_beside_replaced(stored: dict, row: str = "dmn") -> str:
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
         return f"{statistics.fmean(values):5.1f} ± {sd:4.1f}"
 
-    lines = [f"{r_name}: {_point_words(r['settings'])}; commit {r['provenance']['commit'][:7]}"
+    def restarts(r):
+        allowed = (r.get("restarts") or {}).get("allowed_per_run", 0)
+        return f", at most {allowed} restarts a run" if allowed else ""
+
+    lines = [f"{r_name}: {_point_words(r['settings'])}{restarts(r)}; commit {r['provenance']['commit'][:7]}"
              for r_name, r in (("now   ", new), ("before", old))]
     lines.append(f"test %, mean ± sd over seeds {', '.join(map(str, new['seeds']))} (now) and "
                  f"{', '.join(map(str, old['seeds']))} (before); the DMN paper's figure")
