@@ -489,18 +489,26 @@ def test_the_protocol_quotes_each_row_that_has_run():
         retried = [r for r in runs if any(t.get("weight_decay") == row["retry_weight_decay"] for t in r["tries"])]
         kept = [r for r in retried if r["weight_decay"] != row["settings"]["weight_decay"]]
         assert all(len(r["tries"]) == 1 + (r in retried) for r in runs) or row.get("restarts")
-        assert (f"{len(retried)} of the {len(runs)} trainings stayed under 95% on their held-out stories and trained "
-                f"again with L2 {row['retry_weight_decay']:g}; the retry's model was kept (better on held-out) in "
-                f"{len(kept)} of them") in flat
+        if retried or (row.get("restarts") or {}).get("trainings"):
+            assert (f"{len(retried)} of the {len(runs)} trainings stayed under 95% on their held-out stories and trained "
+                    f"again with L2 {row['retry_weight_decay']:g}; the retry's model was kept (better on held-out) in "
+                    f"{len(kept)} of them") in flat
+        else:
+            assert (f"None of the {len(runs)} trainings stayed under 95% on their held-out stories, so neither the retry "
+                    f"with L2 {row['retry_weight_decay']:g} nor the restarts") in flat
+            assert all(len(r["tries"]) == 1 and r["val_accuracy"] >= 0.95 for r in runs)
         assert f"commit {row['provenance']['commit'][:7]}" in flat
     # the course's row (version 6): its restarts, seed by seed, beside the row it replaced, and the goal
     ext = rows["dmn+ext"]
     cost = ext["restarts"]
     restarted = [r for by in ext["runs"].values() for r in by.values() if any("init_seed" in t for t in r["tries"])]
     assert cost["runs_restarted"] == len(restarted) and cost["kept_from_a_restart"] == sum("init_seed" in r for r in restarted)
-    assert (f"The restarts (at most {cost['allowed_per_run']} a run, each while its best held-out accuracy stayed under "
-            f"95%) trained {cost['trainings']} more model") in flat
-    assert f"{cost['train_seconds'] / 3600:.1f} h of one-thread training, and the kept model came from a restart in" in flat
+    if cost["trainings"]:
+        assert (f"The restarts (at most {cost['allowed_per_run']} a run, each while its best held-out accuracy stayed "
+                f"under 95%) trained {cost['trainings']} more model") in flat
+        assert f"{cost['train_seconds'] / 3600:.1f} h of one-thread training, and the kept model came from a restart in" in flat
+    else:
+        assert f"nor the restarts (at most {cost['allowed_per_run']} a run) trained anything" in flat
     assert row_by_seed(ext) in text and row_beside_replaced(stored, "dmn+ext") in text
     solved = all(round(r["accuracy"], 9) >= 0.95 for by in ext["runs"].values() for r in by.values())
     reached = solved and ext["mean"] >= 0.985
@@ -513,6 +521,19 @@ def test_the_protocol_quotes_each_row_that_has_run():
                 assert (f"Task {t} on seed {s} ends at {100 * r['accuracy']:.1f}% on the test with "
                         f"{100 * r['val_accuracy']:.0f}% on its held-out stories, kept at epoch {r['best_epoch']} of "
                         f"{r['epochs']}") in flat and f"its passes found their facts in {passes}% of the test" in flat
+    low = [r for by in ext["runs"].values() for r in by.values() if round(r["accuracy"], 9) < 0.95]
+    if low and ext["mean"] >= 0.985:
+        assert (f"its mean, {100 * ext['mean']:.1f}%, is over 98.5%, but {len(low)} of its "
+                f"{sum(map(len, ext['runs'].values()))} runs end under 95% on the test") in flat
+    if "so the restart rule, which reads held-out stories only, had nothing to restart" in flat:
+        least = min(r["val_accuracy"] for r in low)
+        assert f"Each of them scored {100 * least:.0f}% or more on its held-out stories" in flat and least >= 0.95
+    if "Task 3's third pass and task 7's second miss about a tenth of their facts" in flat:
+        t3, t7, t17 = ext["runs"]["3"]["1"], ext["runs"]["7"]["2"], ext["runs"]["17"]["2"]
+        assert max(t3["supporting_fact_accuracy_per_pass"][2], t7["supporting_fact_accuracy_per_pass"][1]) < 0.92
+        assert min(t3["supporting_fact_accuracy_per_pass"][2], t7["supporting_fact_accuracy_per_pass"][1]) > 0.85
+        assert min(t17["supporting_fact_accuracy_per_pass"]) >= 0.99 and max(t3["accuracy"], t7["accuracy"],
+                                                                             t17["accuracy"]) < 0.95
     minutes = ext["longest_seed_minutes_2_workers"]
     assert f"Its longest seed took {minutes:.0f} min on two workers, {'within' if minutes <= 40 else 'over'} the 40" in flat
     # version 4's row, replaced: "is not reached by this row"
@@ -683,6 +704,11 @@ def test_the_babi_lab_reads_the_course_row_seed_by_seed_as_its_runs_say():
         assert cost["kept_from_a_restart"] > 0
     if "No run needed a restart" in said:
         assert cost["runs_restarted"] == 0
+    if "No run needed a retry or a restart" in said:
+        assert all(len(r["tries"]) == 1 and r["val_accuracy"] >= 0.95 for by in row["runs"].values() for r in by.values())
+    low = [r for by in row["runs"].values() for r in by.values() if r["accuracy"] < 0.95]
+    if "Every run under the line on the test is at it or above on its held-out stories" in said:
+        assert low and min(r["val_accuracy"] for r in low) >= 0.95
 
 
 def test_08_reads_the_course_row_as_its_runs_say():
