@@ -53,6 +53,37 @@ def lstm_floor(config, device) -> tuple[torch.nn.LSTM, torch.nn.LSTM]:
     return encoder, decoder
 
 
+def floor_with_attention(model, cell: torch.nn.LSTMCell, device):
+    """The step-by-step floor with the attention that input feeding waits for at every step, in its
+    cheapest form, as a function of one batch shape (batch, source length, target length): the scores
+    v^T sigmoid(W_h h_j + W_s s_t) over every source position (sigmoid: the fast path's nonlinearity,
+    cheaper than tanh on the CPUs timed), their softmax, the context and its feed into the next step's
+    input; no coverage, pointer, output layer or loss.  What no code of these equations avoids.  The
+    sizes are ``model``'s own (its attention size, 2H where the recipe leaves it unset)."""
+    A, K = model.attention.W_s.out_features, model.attention.W_h.in_features
+    E, H = cell.input_size, cell.hidden_size
+    W_s = torch.nn.Linear(H, A).to(device)
+    W_ctx = torch.nn.Linear(K, E, bias=False).to(device)
+    v = torch.randn(A, device=device, requires_grad=True)
+
+    def attention_floor_step(shape):
+        B, S, T = shape
+        x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
+        keys = torch.randn(B, S, K, device=device, requires_grad=True)
+        proj_keys = torch.randn(B, S, A, device=device, requires_grad=True)
+        h = c = torch.zeros(B, H, device=device)
+        context = torch.zeros(B, K, device=device)
+        outs = []
+        for t in range(T):
+            h, c = cell(x_tgt[:, t] + W_ctx(context), (h, c))
+            scores = torch.sigmoid(proj_keys + W_s(h).unsqueeze(1)) @ v                  # (batch, source)
+            context = torch.bmm(torch.softmax(scores, -1).unsqueeze(1), keys).squeeze(1)
+            outs.append(h)
+        (torch.stack(outs, 1).sum() + context.sum()).backward()
+
+    return attention_floor_step
+
+
 def main(argv=None) -> dict:
     dca_course.configure_process()   # first: PyTorch fixes its CPU kernels at the first tensor operation
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -107,29 +138,7 @@ def main(argv=None) -> dict:
             dec_out, _ = decoder(x_tgt)
         (enc_out.sum() + dec_out.sum()).backward()
 
-    # the step-by-step floor with the attention that input feeding waits for at every step, in its cheapest
-    # form: the scores v^T sigmoid(W_h h_j + W_s s_t) over every source position (sigmoid: the fast path's
-    # nonlinearity, cheaper than tanh on the CPUs timed), their softmax, the context and its feed into the
-    # next step's input; no coverage, pointer, output layer or loss.  What no code of these equations avoids.
-    A, K = config.attn_size, 2 * config.hidden_size
-    W_s = torch.nn.Linear(config.hidden_size, A).to(device)
-    W_ctx = torch.nn.Linear(K, E, bias=False).to(device)
-    v = torch.randn(A, device=device, requires_grad=True)
-
-    def attention_floor_step(shape):
-        B, S, T = shape
-        x_tgt = torch.randn(B, T, E, device=device, requires_grad=True)
-        keys = torch.randn(B, S, K, device=device, requires_grad=True)
-        proj_keys = torch.randn(B, S, A, device=device, requires_grad=True)
-        h = c = torch.zeros(B, config.hidden_size, device=device)
-        context = torch.zeros(B, K, device=device)
-        outs = []
-        for t in range(T):
-            h, c = cell(x_tgt[:, t] + W_ctx(context), (h, c))
-            scores = torch.sigmoid(proj_keys + W_s(h).unsqueeze(1)) @ v                  # (batch, source)
-            context = torch.bmm(torch.softmax(scores, -1).unsqueeze(1), keys).squeeze(1)
-            outs.append(h)
-        (torch.stack(outs, 1).sum() + context.sum()).backward()
+    attention_floor_step = floor_with_attention(timer.model, cell, device)
 
     timings = {"model": [], "lstm": [], "stepwise": [], "attention_floor": []}
     runs = {"model": lambda: time_per_call(timer.step, batches, device),

@@ -316,3 +316,19 @@ def test_opennmt_results_are_written_with_their_command_and_config(tmp_path):
     text = (tmp_path / "opennmt_throughput.md").read_text()
     assert "| 2.00 |" in text and "input feeding in both" in text and "90 and 110 tokens/s" in text
     assert '"steps": 5' in (tmp_path / "opennmt_throughput.json").read_text()
+
+
+@pytest.mark.parametrize("profile", ["fast", "full"])
+def test_the_attention_floor_has_the_models_sizes(profile):
+    """lstm_limit.py's floor with the attention takes the model's own sizes: the full profile leaves the
+    attention size unset (the model's 2H), which the floor once read as None and failed on."""
+    import torch
+    from benchmarks.timing import StepTimer
+    from dca_course.data.synthnews import load_synthnews
+
+    train, _, _ = load_synthnews(20, 1, 1, seed=0)
+    timer = StepTimer(train, profile, {"input_feeding": True}, device=torch.device("cpu"))
+    config = timer.config
+    cell = torch.nn.LSTMCell(config.emb_size, config.hidden_size)
+    load("lstm_limit").floor_with_attention(timer.model, cell, torch.device("cpu"))((2, 5, 3))   # raises on a bad size
+    assert timer.model.attention.W_s.out_features == (config.attn_size or 2 * config.hidden_size)
