@@ -117,3 +117,25 @@ def test_the_speed_claims_are_the_stored_benchmarks_rounded():
     assert found and [float(x) for x in found.groups()] == sorted(peer["ratio_ours_over_opennmt"].values())
     found = re.search(r"takes ([\d.]+)x the time of its LSTM layers[^(]*\(([\d.]+)x at the papers'", README, re.S)
     assert found and found.groups() == (f"{fast['stepwise_ratio']:.1f}", f"{full['stepwise_ratio']:.1f}")
+
+
+def test_the_results_readme_quotes_lstm_limit_json():
+    """The distance-from-the-limit table of results/README.md and the sentence under it are lstm_limit_*.json's."""
+    text = (ROOT / "results/README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Training speed: where the step goes"):]
+    section = section[:section.index("\n## ")]
+    fast, full = (json.loads((ROOT / f"results/lstm_limit_{p}.json").read_text(encoding="utf-8")) for p in ("fast", "full"))
+    for label, d in (("`fast`", fast), ("`full`", full)):
+        row = next(line for line in section.splitlines() if line.startswith(f"| {label} "))
+        cells = [c.strip() for c in row.strip("|").split("|")][1:]
+        assert cells == [f"{d['model_step_ms']:.1f} ms", f"{d['lstm_layers_ms']:.1f} ms",
+                         f"{d['lstm_stepwise_decoder_ms']:.1f} ms", f"{d['attention_floor_ms']:.1f} ms",
+                         f"{d['ratio']:.2f}x", f"**{d['stepwise_ratio']:.2f}x**",
+                         f"{d['attention_floor_over_stepwise']:.2f}x"], label
+        assert d["input_feeding"] and d["device"] == "cpu" and d["threads"] == 1
+    prose = " ".join(section.split())
+    assert f"give {fast['median_ratio']:.2f}x and {full['median_ratio']:.2f}x the fused layers" in prose
+    assert (f"to {fast['attention_floor_over_stepwise']:.2f}x (`fast`) and {full['attention_floor_over_stepwise']:.2f}x "
+            f"(`full`)") in prose
+    assert f"from there to {fast['stepwise_ratio']:.2f}x and {full['stepwise_ratio']:.2f}x" in prose
+    assert f"--rounds {fast['rounds']} --device cpu --out results` times" in prose
