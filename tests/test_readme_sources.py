@@ -139,3 +139,21 @@ def test_the_results_readme_quotes_lstm_limit_json():
             f"(`full`)") in prose
     assert f"from there to {fast['stepwise_ratio']:.2f}x and {full['stepwise_ratio']:.2f}x" in prose
     assert f"--rounds {fast['rounds']} --device cpu --out results` times" in prose
+
+
+def test_the_results_readme_quotes_opennmt_throughput_json():
+    """The OpenNMT-py table of results/README.md and the drift under it are opennmt_throughput.json's."""
+    peer = json.loads((ROOT / "results/opennmt_throughput.json").read_text(encoding="utf-8"))
+    text = (ROOT / "results/README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Against OpenNMT-py"):]
+    section = section[:section.index("\n## ")]
+    rows = [line for line in section.splitlines() if line.startswith("| ours") or line.startswith("| OpenNMT-py")]
+    speeds = [peer["ours_tokens_per_s"]] + [peer["opennmt"][k]["tokens_per_s"] for k in ("enc=dec=128", "enc=dec=64")]
+    ratios = ["1.00"] + [f"{peer['ratio_ours_over_opennmt'][k]:.2f}" for k in ("enc=dec=128", "enc=dec=64")]
+    for row, speed, ratio in zip(rows, speeds, ratios, strict=True):
+        cells = [c.strip().strip("*") for c in row.strip("|").split("|")]
+        assert cells[-2:] == [f"{speed:,.0f}", ratio], row
+    before, after = peer["ours_tokens_per_s_before_after"]
+    prose = " ".join(section.split())
+    assert f"ours ran at {before:,.0f} target tokens/s before OpenNMT-py's runs and {after:,.0f} after" in prose
+    assert f"At the same decoder size ours is {peer['ratio_ours_over_opennmt']['enc=dec=64']:.2f}x" in prose
