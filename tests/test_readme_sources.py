@@ -157,3 +157,27 @@ def test_the_results_readme_quotes_opennmt_throughput_json():
     prose = " ".join(section.split())
     assert f"ours ran at {before:,.0f} target tokens/s before OpenNMT-py's runs and {after:,.0f} after" in prose
     assert f"At the same decoder size ours is {peer['ratio_ours_over_opennmt']['enc=dec=64']:.2f}x" in prose
+
+
+def test_the_results_readme_quotes_step_profile():
+    """The step-profile paragraph of results/README.md quotes step_profile.json (and the tanh row of the
+    step_profile.md it generates)."""
+    prof = json.loads((ROOT / "results/step_profile.json").read_text(encoding="utf-8"))
+    table = (ROOT / "results/step_profile.md").read_text(encoding="utf-8")
+    text = (ROOT / "results/README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Training speed: where the step goes"):]
+    prose = " ".join(section[:section.index("\n## ")].split())
+    models = {r["model"].split(",")[0] if r["model"].startswith(("CopyNet", "DCA")) else "input feeding": r
+              for r in prof["models"]}
+    compiled = prof["compile"]
+    tanh = float(re.search(r"\| aten::tanh \| ([\d.]+) \|", table).group(1))
+    for phrase in (f"The fast path is **{prof['speedup']:.2f}x** faster ({prof['fast_ms']:.1f} against "
+                   f"{prof['reference_ms']:.1f} ms; the same model timed again in the `--models` table: "
+                   f"{models['input feeding']['speedup']:.2f}x",
+                   f"spent {tanh:.1f} ms a step in the attention's `tanh`",
+                   f"pointer-generator {models['input feeding']['speedup']:.2f}x faster than its straightforward code, "
+                   f"DCA with 3 agents {models['DCA']['speedup']:.2f}x",
+                   f"CopyNet {models['CopyNet']['speedup']:.2f}x (its selective read",
+                   f"{compiled['compile_s']:.1f} s to compile, then {compiled['compiled_us']:,.0f} us per forward + "
+                   f"backward against {compiled['eager_us']:,.0f} us eager and {compiled['fused_us']:,.0f} us"):
+        assert phrase in prose, phrase
