@@ -24,7 +24,7 @@ whose decoder LSTM is one fused call, against the fused floor.  ``--reference`` 
 models' own code (the recipe's ``--no-fast-path``) instead of the fast path (:mod:`dca_course.fast`).
 Batches are the recipe's (16 articles of similar lengths, 400/100 tokens).
 
-The three are timed in turns, ``--rounds`` times over the same batches, so that the load of a
+The four are timed in turns, ``--rounds`` times over the same batches, so that the load of a
 shared machine falls on all of them alike; each time is the fastest round's mean per step (the
 least disturbed), and the medians are printed beside.  Prints the times per step, the ratio,
 and one line of JSON (``--out FOLDER`` also writes it to ``lstm_limit_{profile}.json`` there).
@@ -89,7 +89,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="fast", choices=["fast", "full"])
     parser.add_argument("--steps", type=int, default=10, help="timed steps per round (after 2 warm-up steps)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of the three timings, in turns")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the four timings, in turns")
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=1)
